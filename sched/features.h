@@ -1,0 +1,66 @@
+/*
+ * Scheduler feature flags, one X-macro list: SCHED_FEATURE(NAME, default).
+ * Every behaviour a seed thread argues about is a flag, so each A/B experiment
+ * is one `--sched-feature NO_NAME` away. Flags are per domain and may change
+ * at run time (sched_feature_set); code reads them once per operation.
+ */
+#ifndef LAGVISOR_SCHED_FEATURES_H
+#define LAGVISOR_SCHED_FEATURES_H
+
+#define SCHED_FEATURES(F)                                                     \
+	/* Place a waking entity at V - lag (its saved lag, inflated by         \
+	 * (W+w)/W so the lag survives the insertion; seed 004). Off: every    \
+	 * enqueue lands exactly at V and lag is forgotten. */                 \
+	F(PLACE_LAG, 1)                                                       \
+	/* Old CFS sleeper credit, for A/B only (seed 004): a waking entity    \
+	 * gets at least one base slice of virtual credit (lag >= base slice). \
+	 * Overrides the saved lag when that is smaller. */                    \
+	F(FAIR_SLEEPERS, 0)                                                   \
+	/* A new entity's first deadline is half a slice away, so a freshly   \
+	 * started vCPU runs soon (seed 001). */                               \
+	F(PLACE_DEADLINE_INITIAL, 1)                                          \
+	/* Place a new entity at its first enqueue, on the queue it will run  \
+	 * on (seeds 000/001). Off: place at creation on the creating pCPU and \
+	 * re-place at the first enqueue, which loses the initial deadline    \
+	 * (the "before" of both seeds). */                                    \
+	F(PLACE_FIRST_ENQUEUE, 1)                                             \
+	/* Keep d - v across a migration or reweight so moving an entity does \
+	 * not hand it a fresh (possibly much later or earlier) deadline. */   \
+	F(PLACE_REL_DEADLINE, 1)                                              \
+	/* Once picked, curr runs until it reaches the smallest queued slice  \
+	 * (or its deadline) even if another entity becomes eligible with an  \
+	 * earlier deadline: fewer switches, bounded extra latency. */          \
+	F(RUN_TO_PARITY, 1)                                                   \
+	/* A wakee with a shorter slice than curr may cut curr's protection:  \
+	 * latency-sensitive vCPUs (small --slice) get in quickly. */          \
+	F(PREEMPT_SHORT, 1)                                                   \
+	/* Let a wakeup preempt curr when the wakee would be picked now.      \
+	 * Off: wakees wait for the next tick/slice end. */                    \
+	F(WAKEUP_PREEMPTION, 1)                                               \
+	/* Idle-class entities get no sleeper credit: placed at lag <= 0, so  \
+	 * they cannot preempt normal vCPUs every wakeup (seed 003). */        \
+	F(IDLE_NO_COMPENSATION, 1)                                            \
+	/* Count a wakeup in flight to a pCPU (ttwu_pending) so concurrent    \
+	 * wakers do not all see it idle and stack vCPUs on it (seed 002).     \
+	 * Off: wakers always enqueue directly on the chosen pCPU. */          \
+	F(TTWU_PENDING, 1)                                                    \
+	/* Reproduce the pre-2022 bug: clear ttwu_pending before the listed   \
+	 * vCPUs are enqueued, opening the window of seed 002. A/B only. */    \
+	F(TTWU_PENDING_EARLY_CLEAR, 0)                                        \
+	/* Keep a non-eligible sleeper queued until it would be picked, so it \
+	 * cannot shed negative lag by sleeping. Not implemented yet: setting \
+	 * it is accepted and has no effect (see sched.h). */                  \
+	F(DELAY_DEQUEUE, 0)                                                   \
+	/* Report "preempted" for a runnable vCPU waiting in a queue, so the  \
+	 * host can set the guest's steal-time preempted byte and the guest   \
+	 * stops waking tasks onto it. */                                      \
+	F(PV_PREEMPTED, 1)
+
+enum sched_feature {
+#define SCHED_FEATURE_ENUM(name, def) SCHED_FEAT_##name,
+	SCHED_FEATURES(SCHED_FEATURE_ENUM)
+#undef SCHED_FEATURE_ENUM
+	SCHED_FEAT_COUNT
+};
+
+#endif
