@@ -7,6 +7,7 @@
 #define LAGVISOR_VMM_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum sched_mode { SCHED_MODE_HOST, SCHED_MODE_EEVDF };
@@ -24,6 +25,52 @@ struct vm_config {
 	enum serial_mode serial;
 	const char *serial_path;     /* SERIAL_FILE only */
 	bool strict_io;              /* unhandled I/O ends the VM */
+	unsigned verbose;            /* -v count: 1 info, 2+ debug */
 };
+
+/*
+ * Bounds that do not depend on the host. VM_MAX_CPUS: the MP table and
+ * xAPIC IDs are 8 bits and 0xff is the broadcast ID, so 255 CPUs at most.
+ * VM_MIN_MEM_BYTES: the boot structures and the kernel live above 1 MiB.
+ * Guest RAM is handed to KVM in whole pages.
+ */
+#define VM_MAX_CPUS        255u
+#define VM_MIN_MEM_BYTES   (2ull << 20)
+#define VM_MEM_ALIGN_BYTES 4096ull
+#define VM_DEFAULT_CPUS    1u
+#define VM_DEFAULT_MEM_BYTES (256ull << 20)
+
+/* What the host allows; 0 in a field means "not known (yet)". */
+struct host_limits {
+	uint64_t mem_bytes;          /* MemTotal from /proc/meminfo */
+	unsigned max_cpus;           /* KVM_CAP_MAX_VCPUS */
+};
+
+/* Defaults for every field (kernel_path NULL: the user must give one). */
+void config_init(struct vm_config *cfg);
+
+/*
+ * The one place a config is checked: required options, vCPU count and
+ * memory size against the fixed bounds above and against `limits` (fields
+ * that are 0 are skipped), modes that are not implemented yet. Pure: no
+ * I/O. Returns 0, or -EINVAL with one line naming the problem in err.
+ */
+int config_validate(const struct vm_config *cfg, const struct host_limits *limits,
+		    char *err, size_t errlen);
+
+/*
+ * Check that the kernel and initrd exist, are regular files and can be
+ * read. Returns 0 or -errno with one line naming the file in err.
+ */
+int config_check_files(const struct vm_config *cfg, char *err, size_t errlen);
+
+/* MemTotal from the text of /proc/meminfo, in bytes. 0 or -EINVAL. */
+int config_parse_meminfo(const char *text, uint64_t *mem_bytes);
+
+/* Read /proc/meminfo into limits->mem_bytes (left 0 when unreadable). */
+void config_read_host_mem(struct host_limits *limits);
+
+/* "256M", "1.5G", "4096" style rendering of a byte count, for messages. */
+void config_format_size(uint64_t bytes, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,39 @@
+/* Minimal assertions for vmm unit tests: count failures, report each with
+ * its line, and let main return the verdict. */
+#ifndef LAGVISOR_VMM_TESTS_CHECK_H
+#define LAGVISOR_VMM_TESTS_CHECK_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int check_failures;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: check failed: %s\n",         \
+				__FILE__, __LINE__, #cond);                  \
+			check_failures++;                                    \
+		}                                                            \
+	} while (0)
+
+/* err must contain the substring `want`. */
+#define CHECK_MSG(err, want)                                                 \
+	do {                                                                 \
+		if (!strstr((err), (want))) {                                \
+			fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n",  \
+				__FILE__, __LINE__, (err), (want));          \
+			check_failures++;                                    \
+		}                                                            \
+	} while (0)
+
+static inline int check_report(const char *name)
+{
+	if (check_failures)
+		fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);
+	else
+		printf("%s: ok\n", name);
+	return check_failures ? 1 : 0;
+}
+
+#endif
