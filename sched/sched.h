@@ -34,6 +34,7 @@
 #define SCHED_NONE UINT32_MAX          /* no entity / no pCPU */
 #define SCHED_NICE_0_WEIGHT 1024u
 #define SCHED_IDLE_WEIGHT 3u           /* weight of an idle-class entity */
+#define SCHED_MAX_WEIGHT (1u << 20)     /* explicit weights 1..2^20 */
 #define SCHED_DEFAULT_SLICE_NS 3000000ull
 #define SCHED_DEFAULT_TICK_NS 1000000ull
 
@@ -151,7 +152,7 @@ const char *sched_feature_name(enum sched_feature f);   /* NULL if out of range 
 
 struct sched_entity_params {
 	int nice;                      /* -20..19, used when weight == 0 */
-	uint32_t weight;               /* explicit weight (1..88761*?); 0 = from nice */
+	uint32_t weight;               /* explicit weight 1..SCHED_MAX_WEIGHT; 0 = from nice */
 	bool idle_class;               /* SCHED_IDLE-like: weight 3, no sleeper credit */
 	uint64_t slice_ns;             /* custom slice; 0 = domain base slice */
 	const struct sched_cpuset *allowed;  /* NULL = every pCPU of the domain */
@@ -289,9 +290,9 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns,
  * sched_schedule (need-resched), 0 if not. */
 int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 
-/* Curr of pcpu yields (if eligible: v = d, new deadline); sets need-resched.
+/* (Not sched_yield: POSIX owns that name.) Curr of pcpu yields (if eligible: v = d, new deadline); sets need-resched.
  * -ENOENT if pcpu has no curr. */
-int sched_yield(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
+int sched_yield_curr(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 
 /* Move a queued (not running) entity to dst; keeps lag and relative deadline.
  * -EBUSY if it is running or waking, -EINVAL if dst not allowed. */

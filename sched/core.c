@@ -1,0 +1,230 @@
+/*
+ * What a pCPU does with its queue: block, schedule (pick and switch), tick,
+ * yield, and moving entities between queues.
+ */
+#include <errno.h>
+
+#include "sched/internal.h"
+
+int sched_block(struct sched_handle *h, unsigned id, uint64_t now_ns)
+{
+	struct sched_ent *e;
+	struct sched_rq *rq;
+	uint32_t st;
+	int r = ent_lock_both(h, id, &e, &rq);
+
+	if (r)
+		return r;
+	st = LOAD(e->state);
+	if (st == SCHED_ES_BLOCKED) {
+		r = -EALREADY;
+	} else if (st == SCHED_ES_WAKING) {
+		wake_unlink_locked(h->dom, rq, id);
+		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
+	} else {
+		update_curr_locked(h, rq, now_ns);
+		dequeue_locked(h, rq, id, true, now_ns);
+		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
+		rearm_locked(h, rq, now_ns);
+	}
+	ent_unlock_both(e, rq);
+	return r;
+}
+
+/* Curr of rq may no longer run there (sched_set_allowed): move it to the
+ * least loaded allowed queue. Called and returns with rq locked. */
+static int move_forbidden_curr(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	uint32_t id = rq->curr;
+	struct sched_ent *e = dom_ent(d, id);
+	struct sched_rq *dst = dom_rq(d, least_loaded_allowed(d, e));
+	int r;
+
+	sched_unlock(&rq->lock);
+	r = rq_lock2(rq, dst);
+	if (r)
+		return r;
+	if (rq->curr == id && !ent_allowed(d, e, rq->index) && ent_allowed(d, e, dst->index)) {
+		update_curr_locked(h, rq, now_ns);
+		dequeue_locked(h, rq, id, false, now_ns);
+		update_curr_locked(h, dst, now_ns);
+		e->nr_migrations++;
+		sched_trace(h, SCHED_TRACE_MIGRATE, dst->index, id, rq->index, 0, 0, now_ns);
+		enqueue_locked(h, dst, id, 0, now_ns);
+		if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
+			sched_kick(h, dst->index);
+		rearm_locked(h, dst, now_ns);
+	}
+	if (dst != rq)
+		sched_unlock(&dst->lock);
+	return 0;
+}
+
+int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struct sched_switch *sw)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_switch tmp;
+	struct sched_rq *rq;
+	uint32_t prev, next;
+	int r;
+
+	if (pcpu >= d->nr_pcpus)
+		return -EINVAL;
+	if (!sw)
+		sw = &tmp;
+	rq = dom_rq(d, pcpu);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	sw->prev = rq->curr;
+	sw->pulled = 0;
+	if (rq->curr != SCHED_NONE && !ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
+		r = move_forbidden_curr(h, rq, now_ns);
+		if (r)
+			return r;
+	}
+	update_curr_locked(h, rq, now_ns);
+	if (rq->nr_queued == 0) {
+		sched_unlock(&rq->lock);
+		r = balance_newidle(h, pcpu, now_ns);
+		sw->pulled = r > 0 ? (uint32_t)r : 0;
+		r = sched_lock(&rq->lock);
+		if (r)
+			return r;
+		update_curr_locked(h, rq, now_ns);
+	}
+	prev = rq->curr;
+	next = rq->nr_queued ? pick_eevdf_locked(d, rq, true) : SCHED_NONE;
+	if (next != prev) {
+		if (prev != SCHED_NONE)
+			put_prev_locked(h, rq, now_ns);
+		if (next != SCHED_NONE)
+			set_next_locked(h, rq, next, now_ns);
+	}
+	if (next != sw->prev)
+		sched_trace(h, SCHED_TRACE_SWITCH, pcpu, next, sw->prev, 0, 0, now_ns);
+	sw->next = next;
+	rq->need_resched = 0;
+	rearm_locked(h, rq, now_ns);
+	sched_unlock(&rq->lock);
+	return 0;
+}
+
+int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
+{
+	struct sched_rq *rq;
+	int r;
+
+	if (pcpu >= h->dom->nr_pcpus)
+		return -EINVAL;
+	rq = dom_rq(h->dom, pcpu);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	update_curr_locked(h, rq, now_ns);
+	r = rq->need_resched ? 1 : 0;
+	rearm_locked(h, rq, now_ns);
+	sched_unlock(&rq->lock);
+	return r;
+}
+
+int sched_yield_curr(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
+{
+	struct sched_rq *rq;
+	int r;
+
+	if (pcpu >= h->dom->nr_pcpus)
+		return -EINVAL;
+	rq = dom_rq(h->dom, pcpu);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	if (rq->curr == SCHED_NONE) {
+		r = -ENOENT;
+	} else {
+		update_curr_locked(h, rq, now_ns);
+		yield_locked(h, rq, now_ns);
+	}
+	sched_unlock(&rq->lock);
+	return r;
+}
+
+int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_ent *e = dom_ent(d, id);
+	struct sched_rq *dst = dom_rq(d, dst_pcpu);
+
+	for (;;) {
+		uint32_t src_pcpu = LOAD(e->pcpu), st;
+		struct sched_rq *src = dom_rq(d, src_pcpu);
+		int r;
+
+		if (src_pcpu == dst_pcpu)
+			return 0;
+		r = rq_lock2(src, dst);
+		if (r)
+			return r;
+		if (LOAD(e->pcpu) != src_pcpu) {
+			rq_unlock2(src, dst);
+			continue;
+		}
+		st = LOAD(e->state);
+		if (st != SCHED_ES_QUEUED || !ent_allowed(d, e, dst_pcpu)) {
+			rq_unlock2(src, dst);
+			return st == SCHED_ES_FREE ? -ENOENT :
+			       st == SCHED_ES_QUEUED ? -EINVAL : -EBUSY;
+		}
+		migrate_locked(h, src, dst, id, now_ns);
+		if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
+			sched_kick(h, dst_pcpu);
+		rearm_locked(h, src, now_ns);
+		rearm_locked(h, dst, now_ns);
+		rq_unlock2(src, dst);
+		return 0;
+	}
+}
+
+int sched_migrate(struct sched_handle *h, unsigned id, unsigned dst_pcpu, uint64_t now_ns)
+{
+	struct sched_ent *e;
+	int r = check_id(h, id);
+
+	if (r)
+		return r;
+	if (dst_pcpu >= h->dom->nr_pcpus)
+		return -EINVAL;
+	e = dom_ent(h->dom, id);
+	r = sched_lock(&e->lock);
+	if (r)
+		return r;
+	r = migrate_ent(h, id, dst_pcpu, now_ns);
+	sched_unlock(&e->lock);
+	return r;
+}
+
+int sched_pcpu_get_info(struct sched_handle *h, unsigned pcpu, struct sched_pcpu_info *o)
+{
+	struct sched_rq *rq;
+	int r;
+
+	if (!h || !o || pcpu >= h->dom->nr_pcpus)
+		return -EINVAL;
+	rq = dom_rq(h->dom, pcpu);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	o->curr = rq->curr;
+	o->nr_queued = rq->nr_queued;
+	o->nr_waking = rq->nr_wake + rq->nr_drain;
+	o->ttwu_pending = rq->ttwu_pending != 0;
+	o->need_resched = rq->need_resched != 0;
+	o->idle = rq->curr == SCHED_NONE && rq->nr_queued == 0 && !rq->ttwu_pending;
+	o->avg_vruntime = avg_vruntime_peek(h->dom, rq);
+	o->busy_ns = rq->busy_ns;
+	o->nr_switches = rq->nr_switches;
+	o->nr_preemptions = rq->nr_preemptions;
+	sched_unlock(&rq->lock);
+	return 0;
+}

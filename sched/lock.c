@@ -1,0 +1,113 @@
+/*
+ * Process-shared robust mutexes for state that may live in a shared-memory
+ * file. A member process that dies holding a lock leaves it EOWNERDEAD: the
+ * next taker marks it consistent and carries on (every critical section
+ * keeps the queue consistent at each store that matters, and the vmm removes
+ * the dead member's entities afterwards). The owner's thread id is kept next
+ * to the mutex so _locked functions can assert the caller holds it; tids are
+ * unique across processes, unlike pthread_t.
+ */
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sched/internal.h"
+
+static __thread int32_t self_tid;
+
+static int32_t sched_self_tid(void)
+{
+	if (!self_tid)
+		self_tid = (int32_t)syscall(SYS_gettid);
+	return self_tid;
+}
+
+int sched_lock_init(struct sched_lock *l)
+{
+	pthread_mutexattr_t a;
+	int r = pthread_mutexattr_init(&a);
+
+	if (r)
+		return -r;
+	r = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	if (!r)
+		r = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	if (!r)
+		r = pthread_mutex_init(&l->m, &a);
+	pthread_mutexattr_destroy(&a);
+	l->owner_tid = 0;
+	return -r;
+}
+
+void sched_lock_destroy(struct sched_lock *l)
+{
+	pthread_mutex_destroy(&l->m);
+}
+
+int sched_lock(struct sched_lock *l)
+{
+	int r = pthread_mutex_lock(&l->m);
+
+	if (r == EOWNERDEAD)
+		r = pthread_mutex_consistent(&l->m);
+	if (r)
+		return -r;
+	l->owner_tid = sched_self_tid();
+	return 0;
+}
+
+void sched_unlock(struct sched_lock *l)
+{
+	assert(sched_lock_held(l));
+	l->owner_tid = 0;
+	pthread_mutex_unlock(&l->m);
+}
+
+bool sched_lock_held(const struct sched_lock *l)
+{
+	return l->owner_tid == sched_self_tid();
+}
+
+int rq_lock2(struct sched_rq *a, struct sched_rq *b)
+{
+	int r;
+
+	if (a == b)
+		return sched_lock(&a->lock);
+	if (a->index > b->index) {
+		struct sched_rq *t = a;
+		a = b;
+		b = t;
+	}
+	r = sched_lock(&a->lock);
+	if (r)
+		return r;
+	r = sched_lock(&b->lock);
+	if (r)
+		sched_unlock(&a->lock);
+	return r;
+}
+
+void rq_unlock2(struct sched_rq *a, struct sched_rq *b)
+{
+	if (a != b)
+		sched_unlock(&b->lock);
+	sched_unlock(&a->lock);
+}
+
+int rq_lock_ent(struct sched_domain *d, struct sched_ent *e, struct sched_rq **out)
+{
+	for (;;) {
+		uint32_t p = LOAD(e->pcpu);
+		struct sched_rq *rq = dom_rq(d, p);
+		int r = sched_lock(&rq->lock);
+
+		if (r)
+			return r;
+		if (LOAD(e->pcpu) == p) {
+			*out = rq;
+			return 0;
+		}
+		sched_unlock(&rq->lock);
+	}
+}

@@ -1,0 +1,266 @@
+/*
+ * Wakeups (spec §4): pCPU choice, the waker side, and the target side that
+ * drains a pCPU's wake list. ttwu_pending marks a wakeup in flight to a pCPU
+ * so that a concurrent waker does not also see it idle; it is cleared only
+ * after the listed entities are enqueued, under the rq lock (seed 002).
+ */
+#include <errno.h>
+
+#include "sched/internal.h"
+
+/*
+ * Prefer prev if idle, else the first idle allowed pCPU after prev (wrapping),
+ * else prev (or the least loaded allowed one if prev is forbidden). "Idle"
+ * for a normal wakee includes a queue of idle-class entities only. Reads the
+ * idle masks without locks: a stale bit costs a stacked or a missed wakeup,
+ * never consistency. O(P/64).
+ */
+static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, unsigned prev,
+			    bool *idle)
+{
+	const uint64_t *mask = e->idle_class ? d->idle_mask : d->idle_normal_mask;
+	unsigned nw = (d->nr_pcpus + 63) / 64, pw = prev / 64, pb = prev % 64;
+
+	*idle = true;
+	if (ent_allowed(d, e, prev) && (LOAD(mask[pw]) >> pb) & 1)
+		return prev;
+	for (unsigned k = 0; k <= nw; k++) {
+		unsigned w = (pw + k) % nw;
+		uint64_t m = __atomic_load_n(&mask[w], __ATOMIC_RELAXED) & e->allowed.bits[w];
+
+		if (k == 0)
+			m &= pb == 63 ? 0 : ~0ull << (pb + 1);
+		else if (k == nw)
+			m &= (2ull << pb) - 1;
+		if (m) {
+			unsigned c = w * 64 + (unsigned)__builtin_ctzll(m);
+			if (c < d->nr_pcpus)
+				return c;
+		}
+	}
+	*idle = false;
+	if (ent_allowed(d, e, prev))
+		return prev;
+	return least_loaded_allowed(d, e);
+}
+
+int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
+		    struct sched_wake_result *res)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_ent *e = dom_ent(d, id);
+	uint32_t st = LOAD(e->state);
+	unsigned prev, target;
+	struct sched_rq *rq;
+	bool idle;
+	int r;
+
+	ASSERT_HELD(&e->lock);
+	res->preempt = false;
+	res->pcpu = LOAD(e->pcpu);
+	if (st == SCHED_ES_FREE)
+		return -ENOENT;
+	if (st != SCHED_ES_BLOCKED) {
+		res->how = SCHED_WAKE_ALREADY;
+		return 0;
+	}
+	prev = LOAD(e->pcpu);
+	target = select_pcpu(d, e, prev, &idle);
+	rq = dom_rq(d, target);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	res->pcpu = target;
+	if (feat(d, SCHED_FEAT_TTWU_PENDING) && idle && target != waker_pcpu) {
+		STORE(rq->ttwu_pending, 1u);
+		e->next = SCHED_NONE;
+		if (rq->wake_tail == SCHED_NONE)
+			rq->wake_head = id;
+		else
+			dom_ent(d, rq->wake_tail)->next = id;
+		rq->wake_tail = id;
+		rq->nr_wake++;
+		STORE(e->pcpu, target);
+		STORE(e->state, (uint32_t)SCHED_ES_WAKING);
+		rq_idle_update_locked(d, rq);
+		res->how = SCHED_WAKE_LISTED;
+		sched_trace(h, SCHED_TRACE_WAKE, target, id, target, SCHED_WAKE_LISTED, 0, now_ns);
+		sched_kick(h, target);
+	} else {
+		update_curr_locked(h, rq, now_ns);
+		if (prev != target && !e->never_placed)
+			e->nr_migrations++;
+		sched_trace(h, SCHED_TRACE_WAKE, target, id, target, SCHED_WAKE_ENQUEUED, 0, now_ns);
+		enqueue_locked(h, rq, id, PLACE_WAKEUP | (e->never_placed ? PLACE_INITIAL : 0),
+			       now_ns);
+		res->how = SCHED_WAKE_ENQUEUED;
+		res->preempt = wakeup_preempt_locked(h, rq, id, now_ns);
+		if (rq->curr == SCHED_NONE) {
+			rq->need_resched = 1;
+			sched_kick(h, target);
+		}
+		rearm_locked(h, rq, now_ns);
+	}
+	sched_unlock(&rq->lock);
+	return 0;
+}
+
+int sched_wake(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned waker_pcpu,
+	       struct sched_wake_result *res)
+{
+	struct sched_wake_result tmp;
+	struct sched_ent *e;
+	int r = check_id(h, id);
+
+	if (r)
+		return r;
+	if (!res)
+		res = &tmp;
+	e = dom_ent(h->dom, id);
+	r = sched_lock(&e->lock);
+	if (r)
+		return r;
+	r = wake_ent_locked(h, id, now_ns, waker_pcpu, res);
+	sched_unlock(&e->lock);
+	return r;
+}
+
+int sched_wake_take(struct sched_handle *h, unsigned pcpu)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_rq *rq;
+	int n, r;
+
+	if (pcpu >= d->nr_pcpus)
+		return -EINVAL;
+	rq = dom_rq(d, pcpu);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	n = (int)rq->nr_wake;
+	if (rq->wake_head != SCHED_NONE) {
+		if (rq->drain_tail == SCHED_NONE)
+			rq->drain_head = rq->wake_head;
+		else
+			dom_ent(d, rq->drain_tail)->next = rq->wake_head;
+		rq->drain_tail = rq->wake_tail;
+		rq->nr_drain += rq->nr_wake;
+		rq->wake_head = rq->wake_tail = SCHED_NONE;
+		rq->nr_wake = 0;
+	}
+	if (feat(d, SCHED_FEAT_TTWU_PENDING_EARLY_CLEAR)) {
+		/* The pre-2022 order: from here until finish the pCPU looks
+		 * idle with wakeups in flight. */
+		STORE(rq->ttwu_pending, 0u);
+		rq_idle_update_locked(d, rq);
+	}
+	sched_unlock(&rq->lock);
+	return n;
+}
+
+int sched_wake_finish(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_rq *rq;
+	int n = 0, r;
+
+	if (pcpu >= d->nr_pcpus)
+		return -EINVAL;
+	rq = dom_rq(d, pcpu);
+	r = sched_lock(&rq->lock);
+	if (r)
+		return r;
+	update_curr_locked(h, rq, now_ns);
+	while (rq->drain_head != SCHED_NONE) {
+		uint32_t id = rq->drain_head;
+		struct sched_ent *e = dom_ent(d, id);
+
+		rq->drain_head = e->next;
+		if (rq->drain_head == SCHED_NONE)
+			rq->drain_tail = SCHED_NONE;
+		rq->nr_drain--;
+		e->next = SCHED_NONE;
+		enqueue_locked(h, rq, id, PLACE_WAKEUP | (e->never_placed ? PLACE_INITIAL : 0),
+			       now_ns);
+		wakeup_preempt_locked(h, rq, id, now_ns);
+		n++;
+	}
+	/* After the enqueue, never before (seed 002). Wakers that pushed since
+	 * take still have theirs in flight: keep the flag for them. */
+	if (rq->wake_head == SCHED_NONE && LOAD(rq->ttwu_pending)) {
+		STORE(rq->ttwu_pending, 0u);
+		rq_idle_update_locked(d, rq);
+	}
+	rearm_locked(h, rq, now_ns);
+	sched_unlock(&rq->lock);
+	return n;
+}
+
+int sched_wake_drain(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
+{
+	int r = sched_wake_take(h, pcpu);
+
+	if (r < 0)
+		return r;
+	return sched_wake_finish(h, pcpu, now_ns);
+}
+
+int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cpuset *allowed,
+		      uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_cpuset set;
+	struct sched_ent *e;
+	struct sched_rq *rq;
+	bool any = false;
+	uint32_t st;
+	int r = check_id(h, id);
+
+	if (r)
+		return r;
+	if (!allowed)
+		return -EINVAL;
+	sched_cpuset_zero(&set);
+	for (unsigned i = 0; i < d->nr_pcpus; i++)
+		if (sched_cpuset_test(allowed, i)) {
+			sched_cpuset_set(&set, i);
+			any = true;
+		}
+	if (!any)
+		return -EINVAL;
+	e = dom_ent(d, id);
+	r = sched_lock(&e->lock);
+	if (r)
+		return r;
+	if (LOAD(e->state) == SCHED_ES_FREE) {
+		r = -ENOENT;
+		goto out;
+	}
+	r = rq_lock_ent(d, e, &rq);
+	if (r)
+		goto out;
+	e->allowed = set;
+	st = LOAD(e->state);
+	if (ent_allowed(d, e, rq->index) || st == SCHED_ES_BLOCKED) {
+		sched_unlock(&rq->lock);
+		goto out;
+	}
+	if (st == SCHED_ES_RUNNING) {          /* moves at its next switch */
+		resched_locked(h, rq, now_ns);
+		sched_kick(h, rq->index);
+		sched_unlock(&rq->lock);
+	} else if (st == SCHED_ES_WAKING) {    /* choose again among the allowed */
+		struct sched_wake_result res;
+
+		wake_unlink_locked(d, rq, id);
+		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
+		sched_unlock(&rq->lock);
+		r = wake_ent_locked(h, id, now_ns, SCHED_NONE, &res);
+	} else {
+		sched_unlock(&rq->lock);
+		r = migrate_ent(h, id, least_loaded_allowed(d, e), now_ns);
+	}
+out:
+	sched_unlock(&e->lock);
+	return r;
+}
