@@ -53,6 +53,18 @@ int bus_register(struct bus *bus, uint64_t base, uint64_t len,
 	return 0;
 }
 
+int bus_unregister(struct bus *bus, uint64_t base)
+{
+	unsigned pos = bus_upper(bus, base);
+
+	if (pos == 0 || bus->ranges[pos - 1].base != base)
+		return -ENOENT;
+	memmove(&bus->ranges[pos - 1], &bus->ranges[pos],
+		(bus->nr - pos) * sizeof(bus->ranges[0]));
+	bus->nr--;
+	return 0;
+}
+
 static const struct bus_range *bus_find(const struct bus *bus, uint64_t addr)
 {
 	unsigned pos = bus_upper(bus, addr);

@@ -37,6 +37,12 @@ int bus_register(struct bus *bus, uint64_t base, uint64_t len,
 		 const struct device_ops *ops, void *opaque);
 
 /*
+ * Release the range that starts exactly at `base` (for unwinding a device
+ * whose attach failed half-way). Returns 0 or -ENOENT.
+ */
+int bus_unregister(struct bus *bus, uint64_t base);
+
+/*
  * Dispatch an access of len bytes at addr to the device whose range holds
  * addr, with the offset inside that range. Returns 0, or -ENOENT when no
  * device claims addr (the caller applies the unhandled-access policy).

@@ -1,0 +1,43 @@
+/* Minimal assertions for the basic-device unit tests: count failures,
+ * report each with its line and the values seen, let main return the
+ * verdict. */
+#ifndef LAGVISOR_DEVICES_TESTS_DEV_CHECK_H
+#define LAGVISOR_DEVICES_TESTS_DEV_CHECK_H
+
+#include <stdio.h>
+
+static int check_failures;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: check failed: %s\n",         \
+				__FILE__, __LINE__, #cond);                  \
+			check_failures++;                                    \
+		}                                                            \
+	} while (0)
+
+/* Equality of two integers, printing both in hex on failure. */
+#define CHECK_EQ(got, want)                                                  \
+	do {                                                                 \
+		long long got_ = (long long)(got), want_ = (long long)(want); \
+		if (got_ != want_) {                                         \
+			fprintf(stderr, "%s:%d: %s = %#llx, want %#llx\n",   \
+				__FILE__, __LINE__, #got,                    \
+				(unsigned long long)got_,                    \
+				(unsigned long long)want_);                  \
+			check_failures++;                                    \
+		}                                                            \
+	} while (0)
+
+static inline int check_report(const char *name)
+{
+	if (check_failures)
+		fprintf(stderr, "%s: %d check(s) failed\n", name,
+			check_failures);
+	else
+		printf("%s: ok\n", name);
+	return check_failures ? 1 : 0;
+}
+
+#endif
