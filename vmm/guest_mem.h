@@ -39,4 +39,20 @@ static inline void *guest_mem_ptr(const struct guest_mem *mem, uint64_t gpa,
 	return NULL;
 }
 
+/*
+ * Map host memory for every slot whose gpa/size are filled in (hva NULL):
+ * private anonymous, MAP_NORESERVE so that a large guest costs only the
+ * pages it touches. Returns 0 or -errno (nothing stays mapped on failure).
+ */
+int guest_mem_map(struct guest_mem *mem);
+
+/* Unmap every mapped slot; safe on a partly mapped or zeroed guest_mem. */
+void guest_mem_unmap(struct guest_mem *mem);
+
+/*
+ * Hand every slot to KVM (KVM_SET_USER_MEMORY_REGION, slot = index).
+ * Returns 0 or -errno.
+ */
+int guest_mem_register(const struct guest_mem *mem, int vm_fd);
+
 #endif

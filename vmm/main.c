@@ -1,0 +1,95 @@
+/*
+ * lagvisor's entry point: parse, validate, build the VM step by step, run
+ * it, and turn the outcome into the exit status. Only this file exits.
+ *
+ * Exit status: 2 for bad input (options, files, sizes, a file that is not
+ * a kernel), 1 for runtime failures (no KVM, a KVM call failing, a guest
+ * crash), otherwise what the VM ended with (vm_run).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "vmm/cli.h"
+#include "vmm/config.h"
+#include "vmm/kvm.h"
+#include "vmm/vm.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE   2
+
+static int run(const struct vm_config *cfg)
+{
+	struct host_limits limits = { 0 };
+	char err[512] = "";
+	struct vm vm;
+	int r, code;
+
+	config_read_host_mem(&limits);
+	if (config_validate(cfg, &limits, err, sizeof(err)) ||
+	    config_check_files(cfg, err, sizeof(err))) {
+		log_error("%s", err);
+		return EXIT_USAGE;
+	}
+	r = vm_init(&vm, cfg);
+	if (r) {
+		log_error("cannot set up the VM: %s", strerror(-r));
+		return EXIT_RUNTIME;
+	}
+	code = EXIT_RUNTIME;
+	if (vm_map_memory(&vm, err, sizeof(err)))
+		goto fail;
+	/* A file that is not a kernel is bad input, found before KVM is
+	 * needed (so it is reported the same on a host without KVM). */
+	if (vm_load_kernel(&vm, err, sizeof(err))) {
+		code = EXIT_USAGE;
+		goto fail;
+	}
+	if (kvm_open(&vm.kvm, cfg->irqchip, err, sizeof(err)))
+		goto fail;
+	limits.max_cpus = vm.kvm.max_cpus;
+	if (config_validate(cfg, &limits, err, sizeof(err))) {
+		code = EXIT_USAGE;
+		goto fail;
+	}
+	if (vm_create(&vm, err, sizeof(err)))
+		goto fail;
+	log_info("booting %s (%s) on %u vCPU(s)", cfg->kernel_path,
+		 vm.boot.format ? vm.boot.format : "kernel", cfg->nr_cpus);
+	code = vm_run(&vm);
+	vm_destroy(&vm);
+	return code;
+fail:
+	log_error("%s", err[0] ? err : "unknown error");
+	vm_destroy(&vm);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct vm_config cfg;
+	char err[256] = "";
+	int r;
+
+	r = cli_parse(argc, argv, &cfg, err, sizeof(err));
+	switch (r) {
+	case CLI_HELP:
+		cli_usage(stdout);
+		return 0;
+	case CLI_HELP_RUN:
+		cli_usage_run(stdout);
+		return 0;
+	case CLI_VERSION:
+		printf("lagvisor %s\n", LAGVISOR_VERSION);
+		return 0;
+	case CLI_RUN:
+		break;
+	default:
+		log_error("%s", err);
+		return EXIT_USAGE;
+	}
+	if (cfg.verbose)
+		log_set_level(cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	return run(&cfg);
+}

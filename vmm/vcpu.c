@@ -1,0 +1,363 @@
+#include "vmm/vcpu.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/compiler.h"
+#include "common/log.h"
+#include "vmm/exit_report.h"
+#include "vmm/vm.h"
+
+/* What an exit handler tells the loop. */
+enum { VCPU_CONTINUE = 0, VCPU_STOP = 1 };
+
+static void kick_handler(int sig)
+{
+	(void)sig;
+}
+
+int vcpu_install_kick_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kick_handler;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: the point of the signal is the EINTR. */
+	return sigaction(VCPU_KICK_SIGNAL, &sa, NULL) ? -errno : 0;
+}
+
+int vcpu_create(struct vcpu *v, struct vm *vm, unsigned index,
+		char *err, size_t errlen)
+{
+	void *p;
+
+	memset(v, 0, sizeof(*v));
+	v->vm = vm;
+	v->index = index;
+	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, (unsigned long)index);
+	if (v->fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "KVM_CREATE_VCPU %u: %s", index, strerror(e));
+		v->fd = -1;
+		return -e;
+	}
+	p = mmap(NULL, vm->kvm.vcpu_mmap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 v->fd, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		snprintf(err, errlen, "mmap of vCPU %u's kvm_run: %s", index, strerror(e));
+		close(v->fd);
+		v->fd = -1;
+		return -e;
+	}
+	v->run = p;
+	v->run_bytes = vm->kvm.vcpu_mmap_bytes;
+	return 0;
+}
+
+void vcpu_destroy(struct vcpu *v)
+{
+	if (v->run)
+		munmap(v->run, v->run_bytes);
+	if (v->fd >= 0)
+		close(v->fd);
+	v->run = NULL;
+	v->fd = -1;
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	if (v->run)
+		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (v->started && !v->joined)
+		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+}
+
+/*
+ * The mask KVM uses while the guest runs: this thread's mask (every signal
+ * the I/O thread handles stays blocked) minus the kick signal. KVM wants
+ * the kernel's sigset size (8 bytes on x86-64), which is the first word of
+ * glibc's larger sigset_t, in the same bit order.
+ */
+static int vcpu_set_signal_mask(struct vcpu *v)
+{
+	struct {
+		struct kvm_signal_mask hdr;
+		uint8_t set[8];
+	} m;
+	sigset_t cur;
+	int r;
+
+	r = pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	if (r)
+		return -r;
+	sigdelset(&cur, VCPU_KICK_SIGNAL);
+	m.hdr.len = sizeof(m.set);
+	memcpy(m.set, &cur, sizeof(m.set));
+	return ioctl(v->fd, KVM_SET_SIGNAL_MASK, &m) ? -errno : 0;
+}
+
+/* A kick that arrived while the signal was blocked stays pending and would
+ * make every later KVM_RUN return EINTR: consume it. */
+static void vcpu_eat_kick(void)
+{
+	static const struct timespec zero;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+}
+
+static uint64_t vcpu_rip(struct vcpu *v)
+{
+	struct kvm_regs regs;
+
+	return ioctl(v->fd, KVM_GET_REGS, &regs) ? 0 : regs.rip;
+}
+
+/* Stop the VM with a runtime error: the message was logged already. */
+static int vcpu_fail(struct vcpu *v)
+{
+	vm_stop(v->vm, 1);
+	return VCPU_STOP;
+}
+
+static int vcpu_strict_io_stop(struct vcpu *v, enum io_space space, uint64_t addr,
+			       unsigned len, bool is_write)
+{
+	char what[96];
+
+	io_access_describe(what, sizeof(what), space, addr, len, is_write);
+	log_error("vCPU %u: unhandled %s at RIP 0x%" PRIx64 " (--strict-io): "
+		  "stopping the VM", v->index, what, vcpu_rip(v));
+	return vcpu_fail(v);
+}
+
+static int vcpu_exit_io(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
+	uint64_t bytes = (uint64_t)run->io.count * run->io.size;
+
+	/* count > 1 is a string instruction (rep ins/outs): `count` elements
+	 * of `size` bytes, back to back, all for the same port. */
+	if (run->io.size == 0 || run->io.size > 4 || run->io.data_offset > v->run_bytes ||
+	    bytes > v->run_bytes - run->io.data_offset) {
+		log_error("vCPU %u: malformed KVM_EXIT_IO (port 0x%x size %u count %u)",
+			  v->index, run->io.port, run->io.size, run->io.count);
+		return vcpu_fail(v);
+	}
+	for (uint32_t i = 0; i < run->io.count; i++) {
+		if (io_dispatch(&v->vm->io, &v->vm->pio, IO_SPACE_PIO, run->io.port,
+				data + (size_t)i * run->io.size, run->io.size, is_write))
+			return vcpu_strict_io_stop(v, IO_SPACE_PIO, run->io.port,
+						   run->io.size, is_write);
+	}
+	return VCPU_CONTINUE;
+}
+
+static int vcpu_exit_mmio(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+
+	if (run->mmio.len == 0 || run->mmio.len > sizeof(run->mmio.data)) {
+		log_error("vCPU %u: malformed KVM_EXIT_MMIO (len %u)", v->index,
+			  run->mmio.len);
+		return vcpu_fail(v);
+	}
+	if (io_dispatch(&v->vm->io, &v->vm->mmio, IO_SPACE_MMIO, run->mmio.phys_addr,
+			run->mmio.data, run->mmio.len, run->mmio.is_write))
+		return vcpu_strict_io_stop(v, IO_SPACE_MMIO, run->mmio.phys_addr,
+					   run->mmio.len, run->mmio.is_write);
+	return VCPU_CONTINUE;
+}
+
+/*
+ * Instruction bytes at RIP from guest memory: the linear address (CS base
+ * + RIP outside 64-bit mode) translated page by page with KVM_TRANSLATE,
+ * since the 15 bytes may straddle two pages. Returns how many were read.
+ */
+static unsigned vcpu_read_insn(struct vcpu *v, uint64_t rip,
+			       uint8_t out[X86_MAX_INSN_BYTES])
+{
+	struct kvm_sregs sregs;
+	uint64_t lin;
+	unsigned n = 0;
+
+	if (ioctl(v->fd, KVM_GET_SREGS, &sregs))
+		return 0;
+	lin = (sregs.efer & (1u << 10) /* EFER.LMA */) && sregs.cs.l ? rip
+								  : sregs.cs.base + rip;
+	while (n < X86_MAX_INSN_BYTES) {
+		struct kvm_translation tr = { .linear_address = lin + n };
+		unsigned chunk = 4096 - (unsigned)((lin + n) & 4095);
+		const uint8_t *p;
+
+		chunk = MIN(chunk, X86_MAX_INSN_BYTES - n);
+		if (ioctl(v->fd, KVM_TRANSLATE, &tr) || !tr.valid)
+			break;
+		p = guest_mem_ptr(&v->vm->mem, tr.physical_address, chunk);
+		if (!p)
+			break;
+		memcpy(out + n, p, chunk);
+		n += chunk;
+	}
+	return n;
+}
+
+static int vcpu_exit_internal(struct vcpu *v)
+{
+	uint8_t insn[X86_MAX_INSN_BYTES];
+	unsigned n = 0;
+	uint64_t rip = vcpu_rip(v);
+	char msg[512];
+
+	if (v->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION) {
+		n = exit_emulation_bytes(v->run, insn);
+		if (!n)
+			n = vcpu_read_insn(v, rip, insn);
+	}
+	exit_format_internal(msg, sizeof(msg), v->index, v->run, rip, insn, n);
+	log_error("%s", msg);
+	return vcpu_fail(v);
+}
+
+static int vcpu_exit_system_event(struct vcpu *v)
+{
+	switch (v->run->system_event.type) {
+	case KVM_SYSTEM_EVENT_SHUTDOWN:
+		log_info("guest powered off");
+		vm_stop(v->vm, 0);
+		return VCPU_STOP;
+	case KVM_SYSTEM_EVENT_RESET:
+		log_warn("guest requested reset; reboot is not supported yet, stopping");
+		vm_stop(v->vm, 0);
+		return VCPU_STOP;
+	case KVM_SYSTEM_EVENT_CRASH:
+		log_error("vCPU %u: guest reported a crash (KVM_SYSTEM_EVENT_CRASH)",
+			  v->index);
+		return vcpu_fail(v);
+	default:
+		log_error("vCPU %u: unexpected KVM system event %u", v->index,
+			  v->run->system_event.type);
+		return vcpu_fail(v);
+	}
+}
+
+/* One switch on the exit reason; each case hands off in a few lines. */
+static int vcpu_handle_exit(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	const char *name;
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		return vcpu_exit_io(v);
+	case KVM_EXIT_MMIO:
+		return vcpu_exit_mmio(v);
+	case KVM_EXIT_INTR:
+		return VCPU_CONTINUE;          /* kicked: the loop checks for stop */
+	case KVM_EXIT_IRQ_WINDOW_OPEN:
+		run->request_interrupt_window = 0;
+		return VCPU_CONTINUE;
+	case KVM_EXIT_HLT:
+		/* Only without an in-kernel LAPIC (not offered yet): nothing
+		 * here could wake the vCPU, so re-entering is all we can do. */
+		log_once(LOG_WARN, "vCPU %u: KVM_EXIT_HLT without an in-kernel irqchip",
+			 v->index);
+		return VCPU_CONTINUE;
+	case KVM_EXIT_SHUTDOWN:
+		log_error("vCPU %u: guest triple fault (KVM_EXIT_SHUTDOWN) at RIP 0x%"
+			  PRIx64 ": stopping the VM", v->index, vcpu_rip(v));
+		return vcpu_fail(v);
+	case KVM_EXIT_SYSTEM_EVENT:
+		return vcpu_exit_system_event(v);
+	case KVM_EXIT_INTERNAL_ERROR:
+		return vcpu_exit_internal(v);
+	case KVM_EXIT_FAIL_ENTRY:
+		log_error("vCPU %u: KVM could not enter the guest: hardware entry "
+			  "failure reason 0x%llx on host CPU %u", v->index,
+			  (unsigned long long)run->fail_entry.hardware_entry_failure_reason,
+			  run->fail_entry.cpu);
+		return vcpu_fail(v);
+	case KVM_EXIT_DEBUG:
+		log_error("vCPU %u: unexpected debug exit at RIP 0x%" PRIx64
+			  " (no debugger is attached)", v->index, vcpu_rip(v));
+		return vcpu_fail(v);
+	case KVM_EXIT_UNKNOWN:
+		log_error("vCPU %u: KVM exit with unknown hardware reason 0x%llx at RIP 0x%"
+			  PRIx64, v->index,
+			  (unsigned long long)run->hw.hardware_exit_reason, vcpu_rip(v));
+		return vcpu_fail(v);
+	default:
+		name = exit_reason_name(run->exit_reason);
+		log_error("vCPU %u: unhandled KVM exit %u (%s) at RIP 0x%" PRIx64,
+			  v->index, run->exit_reason, name ? name : "unknown", vcpu_rip(v));
+		return vcpu_fail(v);
+	}
+}
+
+static void vcpu_loop(struct vcpu *v)
+{
+	while (!vm_stopping(v->vm)) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			int e = errno;
+
+			if (e == EINTR || e == EAGAIN) {
+				vcpu_eat_kick();
+				continue;
+			}
+			log_error("vCPU %u: KVM_RUN: %s", v->index, strerror(e));
+			vcpu_fail(v);
+			return;
+		}
+		if (vcpu_handle_exit(v) == VCPU_STOP)
+			return;
+	}
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	struct vm *vm = v->vm;
+	char name[16];
+	int r;
+
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
+	pthread_setname_np(pthread_self(), name);
+	r = vcpu_set_signal_mask(v);
+	if (r)
+		log_error("vCPU %u: KVM_SET_SIGNAL_MASK: %s", v->index, strerror(-r));
+	if (!r) {
+		r = x86_vcpu_init(vm->kvm.fd, v->fd, v->index, vm->nr_vcpus, &vm->boot);
+		if (r)
+			log_error("vCPU %u: setup failed: %s", v->index, strerror(-r));
+	}
+	/* Every vCPU is set up before any runs: the boot vCPU's INIT/SIPI
+	 * to an AP that does not exist yet would be lost. */
+	if (vm_vcpu_ready(vm, r == 0))
+		vcpu_loop(v);
+	return NULL;
+}
+
+int vcpu_start(struct vcpu *v)
+{
+	int r = pthread_create(&v->thread, NULL, vcpu_thread, v);
+
+	if (r)
+		return -r;
+	v->started = true;
+	return 0;
+}

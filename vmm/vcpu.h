@@ -1,0 +1,53 @@
+/*
+ * A vCPU: its KVM fd, the shared kvm_run page, and the host thread that
+ * owns it for its whole life (every vCPU ioctl is made from that thread).
+ *
+ * Kicking: another thread sets run->immediate_exit and sends VCPU_KICK_SIGNAL.
+ * The signal is blocked in every thread except inside KVM_RUN (KVM swaps in
+ * the mask given with KVM_SET_SIGNAL_MASK for the duration of the ioctl),
+ * so a kick either interrupts KVM_RUN, or stays pending and makes the next
+ * KVM_RUN return EINTR at once; immediate_exit covers the window between
+ * the thread's last check and the ioctl. A no-op handler is installed so
+ * that the signal, unblocked inside KVM_RUN, never kills the process.
+ */
+#ifndef LAGVISOR_VMM_VCPU_H
+#define LAGVISOR_VMM_VCPU_H
+
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define VCPU_KICK_SIGNAL SIGUSR1
+
+struct vm;
+
+struct vcpu {
+	struct vm *vm;
+	unsigned index;            /* KVM vcpu id and APIC ID */
+	int fd;                    /* -1 when not created */
+	struct kvm_run *run;       /* NULL when not mapped */
+	size_t run_bytes;
+	pthread_t thread;
+	bool started;              /* thread created */
+	bool joined;
+};
+
+/* KVM_CREATE_VCPU(index) and map its kvm_run. 0 or -errno (message). */
+int vcpu_create(struct vcpu *v, struct vm *vm, unsigned index,
+		char *err, size_t errlen);
+
+/* Start the thread: x86_vcpu_init, wait for all vCPUs, run the exit loop. */
+int vcpu_start(struct vcpu *v);
+
+/* Make the thread leave KVM_RUN (see above). Any thread; idempotent. */
+void vcpu_kick(struct vcpu *v);
+
+/* Unmap and close; the thread must have been joined (or never started). */
+void vcpu_destroy(struct vcpu *v);
+
+/* Install the no-op handler for VCPU_KICK_SIGNAL (process-wide). */
+int vcpu_install_kick_handler(void);
+
+#endif

@@ -1,0 +1,293 @@
+#include "vmm/vm.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "vmm/vcpu.h"
+
+/* How long vm_run waits for a vCPU thread to leave KVM_RUN after the stop,
+ * re-kicking it every VM_KICK_PERIOD_MS (a kick can only be missed if the
+ * thread was outside KVM_RUN, blocked elsewhere, e.g. on a full stdout). */
+#define VM_JOIN_TIMEOUT_MS 5000
+#define VM_KICK_PERIOD_MS  50
+
+int vm_init(struct vm *vm, const struct vm_config *cfg)
+{
+	int r;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->cfg = cfg;
+	vm->kvm.fd = -1;
+	vm->fd = -1;
+	bus_init(&vm->pio, "pio");
+	bus_init(&vm->mmio, "mmio");
+	r = io_policy_init(&vm->io, cfg->strict_io);
+	if (r)
+		return r;
+	r = pthread_mutex_init(&vm->lock, NULL);
+	if (!r) {
+		r = pthread_cond_init(&vm->cond, NULL);
+		if (r)
+			pthread_mutex_destroy(&vm->lock);
+	}
+	if (r)
+		io_policy_destroy(&vm->io);
+	return -r;
+}
+
+int vm_map_memory(struct vm *vm, char *err, size_t errlen)
+{
+	char size[32];
+	int r;
+
+	vm->mem.nr = x86_mem_layout(vm->cfg->mem_bytes, vm->mem.slots,
+				    GUEST_MEM_MAX_SLOTS);
+	config_format_size(vm->cfg->mem_bytes, size, sizeof(size));
+	if (vm->mem.nr == 0 || vm->mem.nr > GUEST_MEM_MAX_SLOTS) {
+		snprintf(err, errlen, "--memory %s: no guest memory layout for this size",
+			 size);
+		vm->mem.nr = 0;
+		return -EINVAL;
+	}
+	r = guest_mem_map(&vm->mem);
+	if (r) {
+		snprintf(err, errlen, "cannot map %s of guest RAM: %s", size, strerror(-r));
+		vm->mem.nr = 0;
+	}
+	return r;
+}
+
+int vm_load_kernel(struct vm *vm, char *err, size_t errlen)
+{
+	return x86_load_kernel(&vm->mem, vm->cfg, &vm->boot, err, errlen);
+}
+
+void vm_irq_set_kvm(void *opaque, unsigned gsi, int level)
+{
+	struct vm *vm = opaque;
+	struct kvm_irq_level irq = { .irq = gsi, .level = level ? 1 : 0 };
+
+	if (ioctl(vm->fd, KVM_IRQ_LINE, &irq))
+		log_once(LOG_WARN, "KVM_IRQ_LINE gsi %u: %s", gsi, strerror(errno));
+}
+
+static void vm_on_signal(void *opaque, int signo)
+{
+	log_warn("terminating on signal %d (%s)", signo, strsignal(signo));
+	vm_stop(opaque, 128 + signo);
+}
+
+int vm_create(struct vm *vm, char *err, size_t errlen)
+{
+	const struct vm_config *cfg = vm->cfg;
+	sigset_t sigs;
+	int r;
+
+	r = kvm_create_vm(&vm->kvm, err, errlen);
+	if (r < 0)
+		return r;
+	vm->fd = r;
+	r = guest_mem_register(&vm->mem, vm->fd);
+	if (r) {
+		snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-r));
+		return r;
+	}
+	r = x86_vm_init(vm->fd, cfg);
+	if (r) {
+		snprintf(err, errlen, "setting up the VM (irqchip, PIT): %s", strerror(-r));
+		return r;
+	}
+	/* Before any thread exists, so that every thread inherits the mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	r = iothread_init(&vm->iothread, &sigs, vm_on_signal, vm);
+	if (r) {
+		snprintf(err, errlen, "I/O thread setup: %s", strerror(-r));
+		return r;
+	}
+	r = console_open(&vm->console, cfg, err, errlen);
+	if (r)
+		return r;
+	r = vm_devices_init(vm, err, errlen);
+	if (r)
+		return r;
+	vm->vcpus = calloc(cfg->nr_cpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		snprintf(err, errlen, "out of memory for %u vCPUs", cfg->nr_cpus);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->nr_cpus; i++) {
+		r = vcpu_create(&vm->vcpus[i], vm, i, err, errlen);
+		if (r)
+			return r;
+		vm->nr_vcpus++;
+	}
+	return 0;
+}
+
+static void vm_stop_locked(struct vm *vm, int exit_code)
+{
+	if (!vm->stopping) {
+		vm->stopping = true;
+		vm->exit_code = exit_code;
+	}
+	pthread_cond_broadcast(&vm->cond);
+}
+
+void vm_stop(struct vm *vm, int exit_code)
+{
+	pthread_mutex_lock(&vm->lock);
+	vm_stop_locked(vm, exit_code);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+bool vm_stopping(struct vm *vm)
+{
+	bool s;
+
+	pthread_mutex_lock(&vm->lock);
+	s = vm->stopping;
+	pthread_mutex_unlock(&vm->lock);
+	return s;
+}
+
+bool vm_vcpu_ready(struct vm *vm, bool ok)
+{
+	bool go;
+
+	pthread_mutex_lock(&vm->lock);
+	if (!ok)
+		vm_stop_locked(vm, 1);
+	vm->nr_ready++;
+	pthread_cond_broadcast(&vm->cond);
+	while (!vm->go && !vm->stopping)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	go = !vm->stopping;
+	pthread_mutex_unlock(&vm->lock);
+	return go;
+}
+
+static struct timespec deadline_ms(long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* Kick every vCPU out of KVM_RUN and join it, re-kicking until it leaves. */
+static void vm_join_vcpus(struct vm *vm)
+{
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+		long waited = 0;
+
+		while (v->started && !v->joined) {
+			struct timespec ts = deadline_ms(VM_KICK_PERIOD_MS);
+			int r = pthread_timedjoin_np(v->thread, NULL, &ts);
+
+			if (r == 0) {
+				v->joined = true;
+			} else if (r != ETIMEDOUT || (waited += VM_KICK_PERIOD_MS) >=
+				   VM_JOIN_TIMEOUT_MS) {
+				log_warn("vCPU %u did not stop (%s); exiting without it", i,
+					 r == ETIMEDOUT ? "timed out" : strerror(r));
+				vm->leaked = true;
+				break;
+			} else {
+				vcpu_kick(v);
+			}
+		}
+	}
+}
+
+int vm_run(struct vm *vm)
+{
+	unsigned started = 0;
+	sigset_t kick;
+	int r;
+
+	sigemptyset(&kick);
+	sigaddset(&kick, VCPU_KICK_SIGNAL);
+	r = pthread_sigmask(SIG_BLOCK, &kick, NULL);
+	if (!r)
+		r = -vcpu_install_kick_handler();
+	if (r) {
+		log_error("installing the vCPU kick signal: %s", strerror(r));
+		return 1;
+	}
+	/* A guest writing to a closed pipe must not kill us: EPIPE instead. */
+	signal(SIGPIPE, SIG_IGN);
+	r = console_raw(&vm->console);
+	if (r)
+		log_warn("console: cannot enter raw mode: %s", strerror(-r));
+	r = iothread_start(&vm->iothread);
+	if (r) {
+		log_error("starting the I/O thread: %s", strerror(-r));
+		console_restore(&vm->console);
+		return 1;
+	}
+	for (; started < vm->nr_vcpus; started++) {
+		r = vcpu_start(&vm->vcpus[started]);
+		if (r) {
+			log_error("starting vCPU %u's thread: %s", started, strerror(-r));
+			vm_stop(vm, 1);
+			break;
+		}
+	}
+	pthread_mutex_lock(&vm->lock);
+	while (!vm->stopping && vm->nr_ready < started)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	if (!vm->stopping) {
+		vm->go = true;
+		pthread_cond_broadcast(&vm->cond);
+	}
+	while (!vm->stopping)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	pthread_mutex_unlock(&vm->lock);
+
+	vm_join_vcpus(vm);
+	iothread_stop(&vm->iothread);
+	console_restore(&vm->console);
+	return vm->exit_code;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	console_restore(&vm->console);
+	if (vm->leaked)
+		return;         /* a thread may still use everything below */
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	free(vm->vcpus);
+	vm->vcpus = NULL;
+	vm->nr_vcpus = 0;
+	vm_devices_destroy(vm);
+	console_close(&vm->console);
+	iothread_destroy(&vm->iothread);
+	if (vm->fd >= 0)
+		close(vm->fd);
+	vm->fd = -1;
+	kvm_close(&vm->kvm);
+	guest_mem_unmap(&vm->mem);
+	io_policy_destroy(&vm->io);
+	pthread_cond_destroy(&vm->cond);
+	pthread_mutex_destroy(&vm->lock);
+}

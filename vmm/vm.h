@@ -1,0 +1,95 @@
+/*
+ * One virtual machine: KVM handles, guest memory, buses and devices, the
+ * vCPU threads and how the VM stops. The thread that calls vm_run creates
+ * the vCPU threads and then only waits: for the first vm_stop, then for
+ * every vCPU thread to leave KVM_RUN and be joined.
+ *
+ * Lifecycle: vm_init -> vm_map_memory -> vm_load_kernel -> kvm_open(&vm->kvm)
+ * -> vm_create -> vm_run -> vm_destroy. vm_destroy is safe after any prefix
+ * of that sequence.
+ */
+#ifndef LAGVISOR_VMM_VM_H
+#define LAGVISOR_VMM_VM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "devices/bus.h"
+#include "vmm/config.h"
+#include "vmm/console.h"
+#include "vmm/guest_mem.h"
+#include "vmm/io_policy.h"
+#include "vmm/iothread.h"
+#include "vmm/kvm.h"
+#include "vmm/vm_devices.h"
+#include "vmm/x86/arch.h"
+
+struct vcpu;
+
+struct vm {
+	const struct vm_config *cfg;
+	struct kvm kvm;                /* fd -1 until kvm_open */
+	int fd;                        /* VM fd, -1 before vm_create */
+	struct guest_mem mem;
+	struct x86_boot_info boot;
+	struct bus pio, mmio;
+	struct io_policy io;
+	struct vm_devices devices;
+	struct console console;
+	struct iothread iothread;
+	unsigned nr_vcpus;             /* vCPUs created (fd + kvm_run mapped) */
+	struct vcpu *vcpus;            /* cfg->nr_cpus entries */
+	bool leaked;                   /* a vCPU thread never stopped */
+
+	pthread_mutex_t lock;          /* guards the fields below */
+	pthread_cond_t cond;           /* signalled whenever one changes */
+	unsigned nr_ready;             /* vCPU threads done with their setup */
+	bool go;                       /* every vCPU is ready: enter the guest */
+	bool stopping;                 /* the VM is ending (first vm_stop) */
+	int exit_code;                 /* set by the first vm_stop */
+};
+
+/* Empty VM for `cfg` (kept by pointer). Returns 0 or -errno. */
+int vm_init(struct vm *vm, const struct vm_config *cfg);
+
+/* Guest RAM per x86_mem_layout, mmap'd. 0 or -errno (message in err). */
+int vm_map_memory(struct vm *vm, char *err, size_t errlen);
+
+/* x86_load_kernel into the mapped RAM; its message on failure. */
+int vm_load_kernel(struct vm *vm, char *err, size_t errlen);
+
+/*
+ * After kvm_open: create the KVM VM, register memory, x86_vm_init, the
+ * devices and console, and every vCPU (fd and kvm_run; the threads start
+ * in vm_run). 0 or -errno (message in err).
+ */
+int vm_create(struct vm *vm, char *err, size_t errlen);
+
+/*
+ * Run until the VM stops; returns the process exit code. Puts the console
+ * in raw mode for the duration and restores it before returning.
+ */
+int vm_run(struct vm *vm);
+
+/*
+ * Ask the VM to stop with `exit_code` (the first call wins; later ones
+ * are ignored). Safe from any thread, including vCPU threads inside an
+ * exit handler and device callbacks; never blocks on a vCPU.
+ */
+void vm_stop(struct vm *vm, int exit_code);
+bool vm_stopping(struct vm *vm);
+
+/*
+ * Called by each vCPU thread once its setup is done (ok = false: it
+ * failed and the VM stops). Returns true when every vCPU is ready and the
+ * guest may run, false when the VM is stopping instead.
+ */
+bool vm_vcpu_ready(struct vm *vm, bool ok);
+
+/* Raise/lower an interrupt line through KVM_IRQ_LINE (irq_line.set). */
+void vm_irq_set_kvm(void *opaque, unsigned gsi, int level);
+
+void vm_destroy(struct vm *vm);
+
+#endif
