@@ -28,6 +28,8 @@ struct x86_boot_info {
 	uint64_t entry_gpa;     /* where the boot vCPU starts */
 	uint64_t param_gpa;     /* zero page (RSI) or PVH start info (EBX) */
 	const char *format;     /* "bzImage" or "ELF (PVH)", for messages */
+	enum irqchip_mode irqchip; /* copied from the config by x86_load_kernel:
+				    * x86_vcpu_init's CPUID and LAPIC setup depend on it */
 };
 
 /*
@@ -57,5 +59,12 @@ int x86_vm_init(int vm_fd, const struct vm_config *cfg);
  */
 int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 		  const struct x86_boot_info *boot);
+
+/*
+ * Userspace irqchip only: start an application processor as a startup IPI
+ * with `vector` would (real mode, CS:IP = vector << 8 : 0). KVM does this
+ * itself when it owns the local APICs.
+ */
+int x86_vcpu_sipi(int vcpu_fd, uint8_t vector);
 
 #endif

@@ -1,0 +1,31 @@
+/*
+ * In-kernel irqchip wiring as pure data: the GSI routing table and the
+ * boot CPU's LINT pins, matching the MP table (mptable.c).
+ */
+#ifndef LAGVISOR_VMM_X86_IRQCHIP_H
+#define LAGVISOR_VMM_X86_IRQCHIP_H
+
+#include <stdint.h>
+#include <linux/kvm.h>
+
+#define X86_IOAPIC_PINS       24
+/* PIC master 0-7 without the cascade (7), slave 8-15 (8), IOAPIC 0-23 without GSI 2 (23). */
+#define X86_GSI_ROUTES        38
+
+#define X86_APIC_LVT0         0x350
+#define X86_APIC_LVT1         0x360
+#define X86_APIC_DM_MASK      0x700
+#define X86_APIC_DM_NMI       0x400
+#define X86_APIC_DM_EXTINT    0x700
+
+/*
+ * Fill e[X86_GSI_ROUTES]: GSI n -> PIC pin n (master 0-7 except the
+ * cascade 2, slave 8-15) and -> IOAPIC pin n, except GSI 0 (the PIT) ->
+ * IOAPIC pin 2, as the MP table says; GSI 2 has no route.
+ */
+void x86_gsi_routes_build(struct kvm_irq_routing_entry *e);
+
+/* LINT0 = ExtINT (8259 virtual wire), LINT1 = NMI; mask bits untouched. */
+void x86_lapic_set_lints(uint8_t regs[KVM_APIC_REG_SIZE]);
+
+#endif

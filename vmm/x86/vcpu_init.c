@@ -1,0 +1,179 @@
+/*
+ * Per-vCPU x86 setup through KVM: CPUID for every vCPU, a few MSRs the
+ * firmware would have set, and for the boot vCPU its LAPIC wiring and the
+ * entry registers. APs stay in KVM's reset state: with the in-kernel
+ * irqchip KVM runs INIT/SIPI; with the userspace one, x86_vcpu_sipi.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <linux/kvm.h>
+
+#include "common/log.h"
+#include "vmm/x86/arch.h"
+#include "vmm/x86/cpuid.h"
+#include "vmm/x86/irqchip.h"
+#include "vmm/x86/regs.h"
+
+#define CPUID_MAX_ENTRIES     4096
+#define MSR_IA32_MISC_ENABLE  0x1a0
+#define MSR_MTRR_DEF_TYPE     0x2ff
+#define MISC_ENABLE_FAST_STRING 0x1
+#define MTRR_DEF_ENABLE_WB    0x806   /* E (bit 11) | default type WB (6) */
+
+#define IOCTL_OR_FAIL(fd, req, arg)                                          \
+	do {                                                                 \
+		if (ioctl(fd, req, arg) < 0) {                               \
+			int e_ = errno;                                      \
+			log_error("%s: %s", #req, strerror(e_));             \
+			return -e_;                                          \
+		}                                                            \
+	} while (0)
+
+static struct kvm_cpuid2 *cpuid_alloc(unsigned nent)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]));
+
+	if (c)
+		c->nent = nent;
+	return c;
+}
+
+/* KVM_GET_SUPPORTED_CPUID with a buffer grown until KVM stops saying E2BIG. */
+static int get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out)
+{
+	for (unsigned nent = 128; nent <= CPUID_MAX_ENTRIES; nent *= 2) {
+		struct kvm_cpuid2 *c = cpuid_alloc(nent);
+
+		if (!c)
+			return -ENOMEM;
+		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
+			*out = c;
+			return 0;
+		}
+		free(c);
+		if (errno != E2BIG) {
+			log_error("KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	return -E2BIG;
+}
+
+static int set_cpuid(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
+		     enum irqchip_mode irqchip)
+{
+	struct x86_cpuid_params p = { .apic_id = index, .nr_cpus = nr_cpus, .irqchip = irqchip };
+	struct kvm_cpuid2 *sup = NULL, *mine;
+	int n, ret;
+
+	ret = get_supported_cpuid(kvm_fd, &sup);
+	if (ret)
+		return ret;
+	mine = cpuid_alloc(sup->nent + X86_CPUID_EXTRA);
+	if (!mine) {
+		free(sup);
+		return -ENOMEM;
+	}
+	n = x86_cpuid_filter(sup->entries, sup->nent, mine->entries, mine->nent, &p);
+	if (n < 0) {
+		log_error("vCPU %u: CPUID filter failed: %s", index, strerror(-n));
+		ret = n;
+	} else {
+		mine->nent = (unsigned)n;
+		if (ioctl(vcpu_fd, KVM_SET_CPUID2, mine) < 0) {
+			ret = -errno;
+			log_error("vCPU %u: KVM_SET_CPUID2: %s", index, strerror(errno));
+		}
+	}
+	free(mine);
+	free(sup);
+	return ret;
+}
+
+/*
+ * Fast strings on, MTRRs on with write-back default: what firmware leaves
+ * behind. Every vCPU gets the same values (Linux compares MTRRs across CPUs).
+ */
+static int set_msrs(int vcpu_fd, unsigned index)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e[2];
+	} m;
+	int n;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.nmsrs = 2;
+	m.e[0] = (struct kvm_msr_entry){ .index = MSR_IA32_MISC_ENABLE, .data = MISC_ENABLE_FAST_STRING };
+	m.e[1] = (struct kvm_msr_entry){ .index = MSR_MTRR_DEF_TYPE, .data = MTRR_DEF_ENABLE_WB };
+	n = ioctl(vcpu_fd, KVM_SET_MSRS, &m);
+	if (n < 0) {
+		log_error("vCPU %u: KVM_SET_MSRS: %s", index, strerror(errno));
+		return -errno;
+	}
+	if (n < 2)
+		log_warn("vCPU %u: KVM accepted %d of 2 boot MSRs (MSR 0x%x refused)",
+			 index, n, m.e[n].index);
+	return 0;
+}
+
+static int setup_lapic(int vcpu_fd)
+{
+	struct kvm_lapic_state lapic;
+
+	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_LAPIC, &lapic);
+	x86_lapic_set_lints((uint8_t *)lapic.regs);
+	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_LAPIC, &lapic);
+	return 0;
+}
+
+static int setup_boot_regs(int vcpu_fd, const struct x86_boot_info *boot)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	struct kvm_fpu fpu;
+
+	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_SREGS, &sregs);
+	x86_boot_sregs(&sregs, boot->mode);
+	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_SREGS, &sregs);
+	x86_boot_regs(&regs, boot);
+	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_REGS, &regs);
+	/* FPU as after FNINIT, SSE exceptions masked (MXCSR power-on value). */
+	memset(&fpu, 0, sizeof(fpu));
+	fpu.fcw = 0x37f;
+	fpu.mxcsr = 0x1f80;
+	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_FPU, &fpu);
+	return 0;
+}
+
+int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
+		  const struct x86_boot_info *boot)
+{
+	int ret = set_cpuid(kvm_fd, vcpu_fd, index, nr_cpus, boot->irqchip);
+
+	if (!ret)
+		ret = set_msrs(vcpu_fd, index);
+	if (ret || index != 0)
+		return ret;
+	if (boot->irqchip == IRQCHIP_KERNEL) {
+		ret = setup_lapic(vcpu_fd);
+		if (ret)
+			return ret;
+	}
+	return setup_boot_regs(vcpu_fd, boot);
+}
+
+int x86_vcpu_sipi(int vcpu_fd, uint8_t vector)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_SREGS, &sregs);
+	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_REGS, &regs);
+	x86_sipi_regs(&sregs, &regs, vector);
+	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_SREGS, &sregs);
+	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_REGS, &regs);
+	return 0;
+}
