@@ -88,6 +88,7 @@ int sched_domain_init(void *mem, size_t len, unsigned nr_pcpus, unsigned max_ent
 		struct sched_rq *rq = dom_rq(d, i);
 
 		rq->index = i;
+		rq->v0 = params ? params->start_vruntime : 0;
 		rq->root = rq->curr = SCHED_NONE;
 		rq->wake_head = rq->wake_tail = rq->drain_head = rq->drain_tail = SCHED_NONE;
 		r = sched_lock_init(&rq->lock);

@@ -437,6 +437,9 @@ bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t
 	}
 	if (!preempt)
 		return false;
+	/* The switch must pick what this check picked: end curr's protection
+	 * (the PREEMPT_SHORT and idle-class decisions ignored it). */
+	c->vprot = c->vruntime;
 	rq->need_resched = 1;
 	rq->nr_preemptions++;
 	sched_trace(h, SCHED_TRACE_PREEMPT, rq->index, id, rq->curr, 0, 0, now_ns);

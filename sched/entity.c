@@ -364,7 +364,7 @@ int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_enti
 	st = LOAD(e->state);
 	memset(o, 0, sizeof(*o));
 	o->state = st;
-	o->pcpu = e->never_placed ? SCHED_NONE : e->pcpu;
+	o->pcpu = st == SCHED_ES_BLOCKED && e->never_placed ? SCHED_NONE : e->pcpu;
 	o->weight = e->weight;
 	o->idle_class = e->idle_class;
 	o->custom_slice = e->custom_slice;

@@ -115,6 +115,8 @@ struct sched_domain_params {
 	uint64_t base_slice_ns;        /* default SCHED_DEFAULT_SLICE_NS (3 ms) */
 	uint64_t tick_ns;              /* lag clamp slack; default 1 ms */
 	const char *features;          /* comma list as for sched_features_parse; NULL = defaults */
+	uint64_t start_vruntime;       /* initial V of every queue; tests use (u64)-2^20
+					* so wrap-around bugs show early; default 0 */
 };
 
 /* Bytes needed for a domain; 0 if nr_pcpus or max_entities is out of range
