@@ -186,6 +186,8 @@ static void console_stdin(void *opaque, uint32_t events)
 						      &used, &ev);
 		off += used;
 		if (ev == CONSOLE_EV_QUIT) {
+			if (c->pending_len)
+				console_flush(c);
 			log_info("console: C-a x: stopping the VM");
 			c->quit(c->opaque, 0);
 			return;

@@ -137,8 +137,8 @@ int vm_create(struct vm *vm, char *err, size_t errlen)
 static void vm_stop_locked(struct vm *vm, int exit_code)
 {
 	if (!vm->stopping) {
-		vm->stopping = true;
 		vm->exit_code = exit_code;
+		__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
 	}
 	pthread_cond_broadcast(&vm->cond);
 }
@@ -150,14 +150,10 @@ void vm_stop(struct vm *vm, int exit_code)
 	pthread_mutex_unlock(&vm->lock);
 }
 
+/* Lock-free: every vCPU asks on every exit, and only ever sees it flip once. */
 bool vm_stopping(struct vm *vm)
 {
-	bool s;
-
-	pthread_mutex_lock(&vm->lock);
-	s = vm->stopping;
-	pthread_mutex_unlock(&vm->lock);
-	return s;
+	return __atomic_load_n(&vm->stopping, __ATOMIC_ACQUIRE);
 }
 
 bool vm_vcpu_ready(struct vm *vm, bool ok)

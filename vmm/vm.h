@@ -46,7 +46,8 @@ struct vm {
 	pthread_cond_t cond;           /* signalled whenever one changes */
 	unsigned nr_ready;             /* vCPU threads done with their setup */
 	bool go;                       /* every vCPU is ready: enter the guest */
-	bool stopping;                 /* the VM is ending (first vm_stop) */
+	bool stopping;                 /* the VM is ending (first vm_stop);
+	                                * written under lock, read atomically */
 	int exit_code;                 /* set by the first vm_stop */
 };
 
