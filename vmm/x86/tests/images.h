@@ -53,19 +53,21 @@ static inline uint8_t *make_bzimage(size_t kernel_bytes, size_t *len)
  * PT_LOAD segments: text at 1 MiB (0x1000 bytes of 0x90 in the file) and
  * data at 1 MiB + 0x2000 (0x10 bytes of 0x5a, memsz 0x100: the rest bss).
  * Entry 0x100010. If note_in_section, the note is only reachable through a
- * SHT_NOTE section header (the PT_NOTE is turned into PT_NULL).
+ * SHT_NOTE section header (the PT_NOTE is turned into PT_NULL). The file
+ * ends where the notes end.
  */
 #define ELF_TEXT_OFF   0x1000
 #define ELF_DATA_OFF   0x2000
-#define ELF_NOTE_OFF   0x400
+#define ELF_NOTE_OFF   0x2010     /* last in the file: overruns leave the buffer */
+#define ELF_XEN_NOTE   (ELF_NOTE_OFF + 24)
 #define ELF_SHDR_OFF   0x800
-#define ELF_LEN        0x3000
+#define ELF_MAX_LEN    (ELF_NOTE_OFF + 48)
 #define ELF_ENTRY      0x100010
 
 static inline uint8_t *make_elf(bool is64, unsigned desc_bytes, bool note_in_section,
 				size_t *len)
 {
-	uint8_t *img = calloc(1, ELF_LEN);
+	uint8_t *img = calloc(1, ELF_MAX_LEN);
 	unsigned phent = is64 ? 56 : 32, shent = is64 ? 64 : 40;
 	uint8_t *ph = img + (is64 ? 64 : 52), *note = img + ELF_NOTE_OFF;
 	unsigned note_len;
@@ -138,7 +140,7 @@ static inline uint8_t *make_elf(bool is64, unsigned desc_bytes, bool note_in_sec
 	} else {
 		wr(sh + 16, 4, ELF_NOTE_OFF); wr(sh + 20, 4, note_len); wr(sh + 32, 4, 4);
 	}
-	*len = ELF_LEN;
+	*len = ELF_NOTE_OFF + note_len;
 	return img;
 }
 

@@ -77,7 +77,7 @@ struct reject_case {
 
 static void test_reject(void)
 {
-	/* ELF64 offsets: header (gABI), phdr i at 64 + 56 * i, note "Xen" at 0x418 */
+	/* ELF64 offsets: header (gABI), phdr i at 64 + 56 * i, the Xen note */
 	const struct reject_case cases[] = {
 		{ "32-bit class 3", 4, 1, 3 },
 		{ "big-endian", 5, 1, 2 },
@@ -85,16 +85,16 @@ static void test_reject(void)
 		{ "ARM machine", 18, 2, 40 },
 		{ "phentsize 32", 54, 2, 32 },
 		{ "no program headers", 56, 2, 0 },
-		{ "phoff past the end", 32, 8, 0x2ff0 },
+		{ "phoff past the end", 32, 8, ELF_NOTE_OFF },
 		{ "phoff overflowing", 32, 8, 0xfffffffffffffff0ULL },
 		{ "text filesz > memsz", 64 + 56 + 32, 8, 0x2000 },
-		{ "text offset past the end", 64 + 56 + 8, 8, 0x2800 },
+		{ "text offset past the end", 64 + 56 + 8, 8, 0x1100 + ELF_NOTE_OFF - 0x1000 },
 		{ "text paddr+memsz wraps", 64 + 56 + 24, 8, 0xfffffffffffff800ULL },
-		{ "note name Xem", 0x418 + 12, 4, 0x006d6558 },
-		{ "note type 17", 0x418 + 8, 4, 17 },
-		{ "note descsz 2", 0x418 + 4, 4, 2 },
-		{ "entry above 4 GiB", 0x418 + 16, 8, 0x100000010ULL },
-		{ "entry outside segments", 0x418 + 16, 8, 0x200000 },
+		{ "note name Xem", ELF_XEN_NOTE + 12, 4, 0x006d6558 },
+		{ "note type 17", ELF_XEN_NOTE + 8, 4, 17 },
+		{ "note descsz 2", ELF_XEN_NOTE + 4, 4, 2 },
+		{ "entry above 4 GiB", ELF_XEN_NOTE + 16, 8, 0x100000010ULL },
+		{ "entry outside segments", ELF_XEN_NOTE + 16, 8, 0x200000 },
 		{ "no loadable segment", 64 + 56, 4, 0 },
 	};
 

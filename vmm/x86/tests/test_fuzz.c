@@ -28,11 +28,24 @@ static uint64_t rng(void)
 
 static const uint64_t extremes[] = {
 	0, 1, 0x7f, 0xff, 0xffff, 0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffc,
-	0x100000, 0x3000, 0x2ff8, 0xffffffffffffffffULL, 0x8000000000000000ULL,
+	0x100000, 0x2000, 0x2010, 0x2028, 0x2038, 0x30, 0x2c, 0x18, 0xffffffffffffffffULL, 0x8000000000000000ULL,
 };
 
-/* Mutate a copy of seed within its first `span` bytes; returns an exact-size buffer. */
-static uint8_t *mutate(const uint8_t *seed, size_t seed_len, size_t span, size_t *len)
+/* Byte ranges of a seed worth mutating (headers and notes, not payload). */
+struct region {
+	size_t off, len;
+};
+
+static size_t pick(const struct region *r, unsigned nr, size_t room)
+{
+	const struct region *x = &r[rng() % nr];
+
+	return x->off + rng() % (x->len > room ? x->len - room : 1);
+}
+
+/* Mutate a copy of seed inside its regions; returns an exact-size buffer. */
+static uint8_t *mutate(const uint8_t *seed, size_t seed_len, const struct region *r,
+		       unsigned nr, size_t *len)
 {
 	uint8_t *img = malloc(seed_len);
 	unsigned kind = rng() % 4;
@@ -41,10 +54,10 @@ static uint8_t *mutate(const uint8_t *seed, size_t seed_len, size_t span, size_t
 	*len = seed_len;
 	if (kind == 0 || kind == 3) {                  /* flip 1..8 bytes */
 		for (unsigned n = 1 + rng() % 8; n; n--)
-			img[rng() % span] ^= (uint8_t)(1 + rng() % 255);
+			img[pick(r, nr, 1)] ^= (uint8_t)(1 + rng() % 255);
 	}
 	if (kind == 1 || kind == 3) {                  /* an extreme field value */
-		size_t off = (rng() % (span - 8)) & ~3ULL;
+		size_t off = pick(r, nr, 8) & ~3ULL;
 
 		wr(img + off, rng() % 2 ? 4 : 8, extremes[rng() % (sizeof(extremes) / 8)]);
 	}
@@ -94,21 +107,23 @@ static void run_parsers(const uint8_t *img, size_t len, struct guest_mem *mem)
 
 int main(void)
 {
-	struct { const char *name; uint8_t *img; size_t len; size_t span; } seeds[4];
+	struct { uint8_t *img; size_t len; struct region r[3]; unsigned nr; } seeds[4];
 	struct guest_mem mem;
 	unsigned total = 0;
 
 	if (test_mem_init(&mem, MEM_BYTES_FUZZ))
 		return 1;
 	seeds[0].img = make_bzimage(0x2000, &seeds[0].len);
-	seeds[0].span = 0x300;
-	seeds[0].name = "bzImage";
+	seeds[0].r[0] = (struct region){ 0x1e0, 0xa0 };   /* setup header */
+	seeds[0].nr = 1;
 	seeds[1].img = make_elf(true, 8, false, &seeds[1].len);
 	seeds[2].img = make_elf(false, 4, false, &seeds[2].len);
 	seeds[3].img = make_elf(true, 4, true, &seeds[3].len);
 	for (unsigned s = 1; s < 4; s++) {
-		seeds[s].span = ELF_SHDR_OFF + 0x100;   /* headers, notes, section headers */
-		seeds[s].name = "ELF";
+		seeds[s].r[0] = (struct region){ 0, 0x100 };                 /* ELF + program headers */
+		seeds[s].r[1] = (struct region){ ELF_SHDR_OFF, 0x80 };       /* section headers */
+		seeds[s].r[2] = (struct region){ ELF_NOTE_OFF, seeds[s].len - ELF_NOTE_OFF };
+		seeds[s].nr = 3;
 	}
 	/* the unmutated seeds must be accepted, or the fuzzing proves little */
 	run_parsers(seeds[0].img, seeds[0].len, &mem);
@@ -120,7 +135,7 @@ int main(void)
 	for (unsigned s = 0; s < 4; s++) {
 		for (unsigned i = 0; i < ITERATIONS; i++, total++) {
 			size_t len;
-			uint8_t *img = mutate(seeds[s].img, seeds[s].len, seeds[s].span, &len);
+			uint8_t *img = mutate(seeds[s].img, seeds[s].len, seeds[s].r, seeds[s].nr, &len);
 
 			run_parsers(img, len, &mem);
 			free(img);

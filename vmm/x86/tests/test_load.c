@@ -185,7 +185,7 @@ static void test_pvh(void)
 	CHECK_EQ(rd(si + 16, 8), 0);
 
 	/* ELF without the PVH note */
-	wr(img + 0x418 + 8, 4, 17);
+	wr(img + ELF_XEN_NOTE + 8, 4, 17);
 	wr(img + 60, 2, 0);
 	cfg.kernel_path = write_file("vmlinux-nonote", img, len);
 	CHECK_EQ(x86_load_kernel(&mem, &cfg, &boot, err, sizeof(err)), -ENOEXEC);
