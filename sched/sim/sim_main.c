@@ -1,0 +1,311 @@
+/*
+ * lagvisor-sim: reruns the seed threads' A/B experiments against the real
+ * sched/ library and prints markdown tables (and gnuplot inputs).
+ * Exit status: 0 all checks passed (or --check not given), 1 a check
+ * failed, 2 bad usage or a simulation error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "sim_exp.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lagvisor-sim [--exp ID|all] [--seed N] [--scale X] [--check]\n"
+		"                    [--sched-feature LIST] [--set NAME=VALUE]... [--plot-dir DIR]\n"
+		"                    [--md FILE]\n"
+		"       lagvisor-sim --selftest | --list\n"
+		"  --exp ID           experiment 000..004 (default all)\n"
+		"  --seed N           simulator seed (default 1); same seed, same output\n"
+		"  --scale X          multiply simulated durations (default 1.0)\n"
+		"  --check            exit 1 unless every check of the experiment passes\n"
+		"  --sched-feature L  extra sched feature list for every variant\n"
+		"  --set NAME=VALUE   override a host cost or workload knob (ns, counts):\n"
+		"                     exit_ns kick_ns wake_ns ctxsw_ns flush_ns wake_cost_ns\n"
+		"                     slice_ns balance_ns cost_jitter_pct check_every\n"
+		"                     work_ns msg_sleep_ns pcpus workers\n"
+		"  --plot-dir DIR     write DIR/<id>.dat and DIR/<id>.gp for gnuplot\n"
+		"  --md FILE          also append the markdown report to FILE\n"
+		"  --selftest         check the engine (heap, percentiles, determinism)\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (errno || end == s || *end || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* ---- selftest --------------------------------------------------------- */
+
+static int selftest_heap(void)
+{
+	struct sim_heap h;
+	struct sim_event e = { 0 }, out;
+	uint64_t times[] = { 50, 10, 30, 10, 40, 10, 20 };
+	uint64_t last_t = 0, last_seq = 0;
+	int bad = 0;
+
+	sim_heap_init(&h);
+	for (unsigned i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		e.time_ns = times[i];
+		e.arg = i;
+		if (sim_heap_push(&h, &e))
+			bad = 1;
+	}
+	for (unsigned i = 0; sim_heap_pop(&h, &out); i++) {
+		if (i && (out.time_ns < last_t || (out.time_ns == last_t && out.seq < last_seq)))
+			bad = 1;
+		last_t = out.time_ns;
+		last_seq = out.seq;
+	}
+	sim_heap_free(&h);
+	if (bad)
+		fprintf(stderr, "selftest: heap order (time, then insertion) broken\n");
+	return bad;
+}
+
+static int selftest_pct(void)
+{
+	struct sim_samples s;
+	int bad = 0;
+
+	sim_samples_init(&s);
+	for (uint64_t i = 1000; i >= 1; i--)
+		if (sim_samples_add(&s, i))
+			bad = 1;
+	/* Nearest rank over 1..1000: p50 = 500, p99.9 = 999, p99.5 = 995. */
+	if (sim_samples_pct(&s, 50) != 500 || sim_samples_pct(&s, 99.9) != 999 ||
+	    sim_samples_pct(&s, 99.5) != 995 || sim_samples_max(&s) != 1000 ||
+	    sim_samples_mean(&s) != 500.5)
+		bad = 1;
+	sim_samples_free(&s);
+	if (bad)
+		fprintf(stderr, "selftest: percentiles wrong\n");
+	return bad;
+}
+
+static char *report(const struct sim_experiment *e, const struct sim_opts *o, int *err)
+{
+	struct sim_result *r = calloc(1, sizeof(*r));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = sim_experiment_run(e, o, r);
+	f = open_memstream(&buf, &len);
+	if (f) {
+		sim_result_print_md(f, r);
+		fclose(f);
+	}
+	free(r);
+	return buf;
+}
+
+static int selftest_determinism(void)
+{
+	struct sim_opts o = { .seed = 7, .scale = 0.1 };
+	const struct sim_experiment *e = sim_experiment_find("002");
+	int e1, e2, e3, bad = 0;
+	char *a = report(e, &o, &e1), *b = report(e, &o, &e2);
+
+	o.seed = 8;
+	char *c = report(e, &o, &e3);
+
+	if (e1 || e2 || e3 || !a || !b || !c) {
+		fprintf(stderr, "selftest: experiment 002 failed to run\n");
+		bad = 1;
+	} else if (strcmp(a, b)) {
+		fprintf(stderr, "selftest: same seed gave different output\n");
+		bad = 1;
+	} else if (!strcmp(a, c)) {
+		fprintf(stderr, "selftest: a different seed gave identical output\n");
+		bad = 1;
+	}
+	free(a);
+	free(b);
+	free(c);
+	return bad;
+}
+
+static int selftest(void)
+{
+	int bad = selftest_heap() + selftest_pct() + selftest_determinism();
+
+	printf("selftest: %s\n", bad ? "FAIL" : "ok");
+	return bad ? 1 : 0;
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static int run_one(const struct sim_experiment *e, const struct sim_opts *o,
+		   const char *plot_dir, FILE *md)
+{
+	struct sim_result *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r) {
+		log_error("out of memory");
+		return 2;
+	}
+	if (sim_experiment_run(e, o, r)) {
+		free(r);
+		return 2;
+	}
+	sim_result_print_md(stdout, r);
+	fflush(stdout);
+	if (md)
+		sim_result_print_md(md, r);
+	rc = sim_result_ok(r) ? 0 : 1;
+	if (plot_dir && sim_result_write_plot(r, plot_dir))
+		rc = 2;
+	free(r);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "exp", required_argument, NULL, 'e' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "scale", required_argument, NULL, 'x' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "sched-feature", required_argument, NULL, 'f' },
+		{ "plot-dir", required_argument, NULL, 'p' },
+		{ "md", required_argument, NULL, 'm' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "selftest", no_argument, NULL, 'T' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sim_opts o = { .seed = 1, .scale = 1.0 };
+	const char *exp = "all", *plot_dir = NULL, *md_path = NULL;
+	bool check = false;
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			exp = optarg;
+			break;
+		case 's':
+			if (parse_u64(optarg, &o.seed)) {
+				fprintf(stderr, "lagvisor-sim: bad --seed '%s' (want an unsigned integer)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'x': {
+			char *end;
+
+			o.scale = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.scale > 0.0 && o.scale <= 100.0)) {
+				fprintf(stderr, "lagvisor-sim: bad --scale '%s' (want 0 < x <= 100)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'c':
+			check = true;
+			break;
+		case 'f':
+			o.features = optarg;
+			break;
+		case 'p':
+			plot_dir = optarg;
+			break;
+		case 'm':
+			md_path = optarg;
+			break;
+		case 'S': {
+			char *eq = strchr(optarg, '=');
+			uint64_t val;
+
+			if (!eq || (size_t)(eq - optarg) >= sizeof(o.set_name[0]) ||
+			    parse_u64(eq + 1, &val)) {
+				fprintf(stderr, "lagvisor-sim: bad --set '%s' (want NAME=UNSIGNED)\n",
+					optarg);
+				return 2;
+			}
+			*eq = 0;
+			if (!sim_set_known(optarg)) {
+				fprintf(stderr, "lagvisor-sim: unknown --set name '%s'; known:", optarg);
+				for (unsigned i = 0; sim_set_names[i]; i++)
+					fprintf(stderr, " %s", sim_set_names[i]);
+				fprintf(stderr, "\n");
+				return 2;
+			}
+			if (o.nr_sets == SIM_MAX_SETS) {
+				fprintf(stderr, "lagvisor-sim: at most %u --set options\n", SIM_MAX_SETS);
+				return 2;
+			}
+			snprintf(o.set_name[o.nr_sets], sizeof(o.set_name[0]), "%s", optarg);
+			o.set_val[o.nr_sets++] = val;
+			break;
+		}
+		case 'T':
+			return selftest();
+		case 'l':
+			for (unsigned i = 0; i < sim_nr_experiments; i++)
+				printf("%s  %s\n", sim_experiments[i]->id, sim_experiments[i]->title);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "lagvisor-sim: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (strcmp(exp, "all") && !sim_experiment_find(exp)) {
+		fprintf(stderr, "lagvisor-sim: unknown experiment '%s' (see --list)\n", exp);
+		return 2;
+	}
+	FILE *md = NULL;
+
+	if (md_path) {
+		md = fopen(md_path, "a");
+		if (!md) {
+			fprintf(stderr, "lagvisor-sim: cannot open %s: %s\n", md_path, strerror(errno));
+			return 2;
+		}
+	}
+	for (unsigned i = 0; i < sim_nr_experiments; i++) {
+		const struct sim_experiment *e = sim_experiments[i];
+
+		if (strcmp(exp, "all") && strcmp(exp, e->id))
+			continue;
+		int r = run_one(e, &o, plot_dir, md);
+
+		if (r > rc)
+			rc = r;
+	}
+	if (md && fclose(md)) {
+		fprintf(stderr, "lagvisor-sim: cannot write %s\n", md_path);
+		rc = 2;
+	}
+	if (rc == 1 && !check)
+		rc = 0;
+	return rc;
+}

@@ -1,0 +1,268 @@
+/*
+ * Seeds 002 and 004: schbench-like wake bursts, and a sleeper beside a hog.
+ *
+ * schbench model (the 2016 schbench the seeds ran): m message vCPUs, each
+ * with t worker vCPUs. A message vCPU sleeps sleep_ns, then wakes every
+ * worker of its group that is waiting, spending wake_cost_ns per wake; a
+ * woken worker records its wakeup latency (message's wake call to first
+ * guest instruction), burns run_ns of CPU, and waits for the next message.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_exp.h"
+
+struct schbench {
+	unsigned nr_pcpus;
+	unsigned msgs, workers;		/* per message */
+	uint64_t work_ns, msg_sleep_ns;
+	uint64_t duration_ns;
+};
+
+static int run_schbench(struct sim_result *r, unsigned vi, const struct schbench *sb,
+			struct sim *s)
+{
+	struct sim_params p;
+	unsigned next = 0;
+	int err;
+
+	sim_exp_params(r, vi, &p);
+	p.nr_pcpus = sb->nr_pcpus;
+	p.duration_ns = sb->duration_ns;
+	p.warmup_ns = 500 * SIM_NS_PER_MS;
+	err = sim_init(s, &p);
+	if (err)
+		return err;
+	for (unsigned m = 0; m < sb->msgs && !s->error; m++) {
+		struct sim_vcpu *msg = sim_vcpu_add(s, SIM_WL_MSG, 0, false);
+
+		if (!msg)
+			break;
+		msg->sleep_ns = sb->msg_sleep_ns;
+		msg->group = 0;
+		msg->nr_workers = sb->workers;
+		msg->worker0 = msg->id + 1;
+		/* Threads start spread over the pCPUs, like a process whose
+		 * threads were created in a burst. */
+		sim_vcpu_start_at(s, msg, (int)(next++ % p.nr_pcpus), m * 10 * SIM_NS_PER_US, 0);
+		for (unsigned w = 0; w < sb->workers; w++) {
+			struct sim_vcpu *v = sim_vcpu_add(s, SIM_WL_WORKER, 0, false);
+
+			if (!v)
+				break;
+			v->run_ns = sb->work_ns;
+			v->group = 1;
+			sim_vcpu_start_at(s, v, (int)(next++ % p.nr_pcpus),
+					  (m * 10 + w + 1) * SIM_NS_PER_US, 0);
+		}
+	}
+	return s->error ? s->error : sim_run(s);
+}
+
+/* The percentile curve of one latency set as a lines series (µs, log y). */
+static void pct_series(struct sim_result *r, unsigned vi, struct sim_samples *lat)
+{
+	static const double pcts[] = { 50, 75, 90, 95, 99, 99.5, 99.9 };
+	static const char *const lbl[] = { "50", "75", "90", "95", "99", "99.5", "99.9" };
+	struct sim_series *se = sim_series_get(r, 0);
+
+	se->style = SIM_PLOT_LINES;
+	snprintf(se->title, sizeof(se->title), "schbench wakeup latency percentiles");
+	snprintf(se->xlabel, sizeof(se->xlabel), "percentile");
+	snprintf(se->ylabel, sizeof(se->ylabel), "wakeup latency (µs)");
+	se->logy = true;
+	se->n = sizeof(pcts) / sizeof(pcts[0]);
+	for (unsigned i = 0; i < se->n; i++) {
+		snprintf(se->label[i], sizeof(se->label[i]), "%s", lbl[i]);
+		se->x[i] = i;
+		se->y[vi][i] = (double)sim_samples_pct(lat, pcts[i]) / 1e3;
+	}
+}
+
+/* ---- 002: ttwu_pending cleared early vs after the enqueue ----------------- */
+
+/*
+ * The seed: "schbench -m 2 -t 16" in a 32-vCPU VM, i.e. 34 threads on 32
+ * CPUs; here 34 vCPUs on 32 pCPUs. A worker thinks 5 ms and a message round
+ * comes every 10 ms, so each round is a burst: a message wakes all 16 of its
+ * workers, 2 µs apart (m*t = 32 = pCPUs, the seed's condition). Later wakes
+ * of a burst scan for idle pCPUs while the targets of earlier ones are
+ * draining their wake lists (wake_ns to wake the parked thread, flush_ns to
+ * the enqueue): with TTWU_PENDING_EARLY_CLEAR such a target looks idle in
+ * that window and gets a second worker, which then waits a whole slice.
+ */
+static int run_002(struct sim_result *r, unsigned vi)
+{
+	struct schbench sb = {
+		.nr_pcpus = (unsigned)sim_opt(r, "pcpus", 32),
+		.msgs = 2,
+		.workers = (unsigned)sim_opt(r, "workers", 16),
+		.work_ns = sim_opt(r, "work_ns", 5 * SIM_NS_PER_MS),
+		.msg_sleep_ns = sim_opt(r, "msg_sleep_ns", 10 * SIM_NS_PER_MS),
+		.duration_ns = sim_exp_scaled(r, 30 * SIM_NS_PER_S),
+	};
+	struct sim s;
+	int err = run_schbench(r, vi, &sb, &s);
+
+	if (!err) {
+		struct sim_sched_counts c;
+
+		sim_exp_lat_metrics(r, vi, "wakeup latency", &s.lat_group[1], 1e3, "us");
+		sim_sched_counts(&s, &c);
+		sim_metric_set(r, "wakes via wake list", "n", vi, (double)c.wake_listed);
+		sim_metric_set(r, "wakes enqueued by waker", "n", vi, (double)c.wake_enqueued);
+		sim_metric_set(r, "wakeup preemptions", "n", vi, (double)c.wakeup_preempts);
+		sim_metric_set(r, "migrations", "n", vi, (double)c.migrations);
+		pct_series(r, vi, &s.lat_group[1]);
+	}
+	sim_fini(&s);
+	return err;
+}
+
+static void check_002(struct sim_result *r)
+{
+	double a50 = sim_metric_get(r, "wakeup latency p50", 0);
+	double b50 = sim_metric_get(r, "wakeup latency p50", 1);
+	double a995 = sim_metric_get(r, "wakeup latency p99.5", 0);
+	double b995 = sim_metric_get(r, "wakeup latency p99.5", 1);
+	double a999 = sim_metric_get(r, "wakeup latency p99.9", 0);
+	double b999 = sim_metric_get(r, "wakeup latency p99.9", 1);
+	double n = sim_metric_get(r, "wakeup latency samples", 0);
+
+	sim_check(r, n >= 2000, "enough wakeups measured (%.0f >= 2000)", n);
+	sim_check(r, a995 > 0 && b995 >= 10.0 * a995,
+		  "early clear makes p99.5 >= 10x worse (%.0f vs %.0f us = %.1fx; seed 3364 vs 27 us)",
+		  b995, a995, b995 / (a995 > 0 ? a995 : 1));
+	sim_check(r, a999 > 0 && b999 >= 10.0 * a999,
+		  "early clear makes p99.9 >= 10x worse (%.0f vs %.0f us = %.1fx; seed 12560 vs 30 us)",
+		  b999, a999, b999 / (a999 > 0 ? a999 : 1));
+	sim_check(r, b50 <= 2.0 * a50 + 5.0,
+		  "the median is not what changes (p50 %.0f vs %.0f us; seed 9 vs 9 us)", b50, a50);
+}
+
+/* ---- 004: lag placement vs sleeper credit -------------------------------- */
+
+/* Loads of the seed's table: worker threads as % of CPUs. */
+static const unsigned load_pct[] = { 25, 50, 75, 100, 125, 150, 175, 200 };
+#define NR_LOADS (sizeof(load_pct) / sizeof(load_pct[0]))
+#define LOAD_PCPUS 8
+
+static int run_shares(struct sim_result *r, unsigned vi)
+{
+	struct sim_params p;
+	struct sim s;
+	int err;
+
+	sim_exp_params(r, vi, &p);
+	p.nr_pcpus = 1;
+	p.duration_ns = sim_exp_scaled(r, 20 * SIM_NS_PER_S);
+	p.warmup_ns = SIM_NS_PER_S;
+	err = sim_init(&s, &p);
+	if (err)
+		return err;
+	struct sim_vcpu *hog = sim_vcpu_add(&s, SIM_WL_HOG, 0, false);
+	struct sim_vcpu *slp = sim_vcpu_add(&s, SIM_WL_PERIODIC, 0, false);
+
+	if (hog && slp) {
+		/* Alone it would use 50 %: run one slice, sleep one slice. */
+		slp->run_ns = p.slice_ns;
+		slp->sleep_ns = p.slice_ns;
+		slp->jitter_pct = 0;
+		sim_vcpu_start_at(&s, hog, 0, 0, 0);
+		sim_vcpu_start_at(&s, slp, 0, 50 * SIM_NS_PER_US, 0);
+	}
+	err = s.error ? s.error : sim_run(&s);
+	if (!err) {
+		double total = (double)(p.duration_ns - p.warmup_ns);
+
+		sim_metric_set(r, "50% sleeper CPU share", "%", vi,
+			       100.0 * (double)slp->run_measured_ns / total);
+		sim_metric_set(r, "100% hog CPU share", "%", vi,
+			       100.0 * (double)hog->run_measured_ns / total);
+		struct sim_series *se = sim_series_get(r, 0);
+
+		se->style = SIM_PLOT_BARS;
+		snprintf(se->title, sizeof(se->title), "CPU shares: 50%% sleeper vs 100%% hog");
+		snprintf(se->ylabel, sizeof(se->ylabel), "CPU share (%%)");
+		se->n = 2;
+		snprintf(se->label[0], sizeof(se->label[0]), "sleeper");
+		snprintf(se->label[1], sizeof(se->label[1]), "hog");
+		se->y[vi][0] = 100.0 * (double)slp->run_measured_ns / total;
+		se->y[vi][1] = 100.0 * (double)hog->run_measured_ns / total;
+	}
+	sim_fini(&s);
+	return err;
+}
+
+static int run_004(struct sim_result *r, unsigned vi)
+{
+	int err = run_shares(r, vi);
+	struct sim_series *se = sim_series_get(r, 1);
+
+	se->style = SIM_PLOT_LINES;
+	snprintf(se->title, sizeof(se->title), "schbench p90 across load (%u pCPUs, m=2)",
+		 LOAD_PCPUS);
+	snprintf(se->xlabel, sizeof(se->xlabel), "worker vCPUs (%% of pCPUs)");
+	snprintf(se->ylabel, sizeof(se->ylabel), "p90 wakeup latency (µs)");
+	se->logy = true;
+	se->n = NR_LOADS;
+	for (unsigned li = 0; li < NR_LOADS && !err; li++) {
+		struct schbench sb = {
+			.nr_pcpus = LOAD_PCPUS,
+			.msgs = 2,
+			.workers = (LOAD_PCPUS * load_pct[li] / 100 + 1) / 2,
+			.work_ns = 30 * SIM_NS_PER_MS,
+			.msg_sleep_ns = 10 * SIM_NS_PER_MS,
+			.duration_ns = sim_exp_scaled(r, 10 * SIM_NS_PER_S),
+		};
+		struct sim s;
+		char name[64];
+
+		err = run_schbench(r, vi, &sb, &s);
+		if (!err) {
+			double p90 = (double)sim_samples_pct(&s.lat_group[1], 90) / 1e3;
+
+			snprintf(name, sizeof(name), "schbench p90 @%u%%", load_pct[li]);
+			sim_metric_set(r, name, "us", vi, p90);
+			se->x[li] = load_pct[li];
+			se->y[vi][li] = p90;
+		}
+		sim_fini(&s);
+	}
+	return err;
+}
+
+static void check_004(struct sim_result *r)
+{
+	double a = sim_metric_get(r, "50% sleeper CPU share", 0);
+	double b = sim_metric_get(r, "50% sleeper CPU share", 1);
+
+	sim_check(r, fabs(a - 100.0 / 3.0) <= 4.0,
+		  "PLACE_LAG: the sleeper gets its fair third (%.1f%%, want 33.3 +- 4)", a);
+	sim_check(r, fabs(b - 50.0) <= 5.0,
+		  "FAIR_SLEEPERS: sleeper credit gives it about half (%.1f%%, want 50 +- 5)", b);
+}
+
+const struct sim_experiment sim_exp_002 = {
+	.id = "002",
+	.title = "wake bursts with vCPUs ~ pCPUs: ttwu_pending cleared after vs before enqueue",
+	.seed_claim = "schbench -m 2 -t 16 on 32 vCPUs: p99.5/p99.9 3364/12560 us (early clear) -> 27/30 us",
+	.nr_variants = 2,
+	.label = { "clear-after", "early-clear" },
+	.features = { "TTWU_PENDING,NO_TTWU_PENDING_EARLY_CLEAR",
+		      "TTWU_PENDING,TTWU_PENDING_EARLY_CLEAR" },
+	.run = run_002,
+	.check = check_002,
+};
+
+const struct sim_experiment sim_exp_004 = {
+	.id = "004",
+	.title = "lag placement vs FAIR_SLEEPERS: shares and schbench p90 across load",
+	.seed_claim = "a 50% sleeper vs a 100% runner gets 33/67 with lag placement, not 50/50; "
+		      "schbench p90 at 100% load 13696 -> 1040 us",
+	.nr_variants = 2,
+	.label = { "place-lag", "fair-sleepers" },
+	.features = { "PLACE_LAG,NO_FAIR_SLEEPERS", "NO_PLACE_LAG,FAIR_SLEEPERS" },
+	.run = run_004,
+	.check = check_004,
+};

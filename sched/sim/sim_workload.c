@@ -1,0 +1,90 @@
+/*
+ * What each vCPU's guest does with the CPU it gets. A workload is a sequence
+ * of CPU-work segments separated by actions (waking another vCPU) and halts.
+ * Work is CPU time, not wall time: a preempted segment resumes where it
+ * stopped, so a vCPU that waits longer finishes later, as a guest spinning on
+ * a work loop would.
+ */
+#include "sim.h"
+
+/* A hog's single segment: effectively endless, but time + it cannot wrap. */
+#define SIM_FOREVER_NS (1ULL << 62)
+
+static bool worker_waiting(const struct sim_vcpu *w)
+{
+	return w->state == SIM_V_SLEEP;
+}
+
+/* Next worker of msg (from msg_next on) that waits for a message, or NULL. */
+static struct sim_vcpu *msg_next_worker(struct sim *s, struct sim_vcpu *msg)
+{
+	while (msg->msg_next < msg->nr_workers) {
+		struct sim_vcpu *w = s->vcpu[msg->worker0 + msg->msg_next];
+
+		if (worker_waiting(w))
+			return w;
+		msg->msg_next++;
+	}
+	return NULL;
+}
+
+uint64_t sim_workload_begin(struct sim *s, struct sim_vcpu *v)
+{
+	switch (v->wl) {
+	case SIM_WL_HOG:
+		return SIM_FOREVER_NS;
+	case SIM_WL_PERIODIC:
+	case SIM_WL_WORKER:
+	case SIM_WL_ONESHOT:
+		return sim_rng_jitter(&s->rng, v->run_ns, v->jitter_pct);
+	case SIM_WL_TIMER:
+		return v->run_ns;
+	case SIM_WL_MSG:
+		/* Each wake it sends costs it wake_cost_ns of CPU (the ICR
+		 * write exit and the futex/IPI work); a round with nobody
+		 * waiting is a short look at the list. */
+		v->msg_next = 0;
+		return msg_next_worker(s, v) ? s->p.wake_cost_ns : s->p.wake_cost_ns / 2 + 1;
+	}
+	return 1;
+}
+
+uint64_t sim_workload_step(struct sim *s, struct sim_vcpu *v, uint64_t *wake_at, bool *dead)
+{
+	*wake_at = UINT64_MAX;
+	*dead = false;
+	switch (v->wl) {
+	case SIM_WL_HOG:
+		return SIM_FOREVER_NS;
+	case SIM_WL_PERIODIC:
+		*wake_at = s->now + sim_rng_jitter(&s->rng, v->sleep_ns, v->jitter_pct);
+		return 0;
+	case SIM_WL_TIMER:
+		/* Absolute periodic timer (rt-app "mode": "absolute"): a late
+		 * run does not shift later expiries. */
+		if (v->period_next == 0)
+			v->period_next = v->period_ns;
+		while (v->period_next <= s->now)
+			v->period_next += v->period_ns;
+		*wake_at = v->period_next;
+		return 0;
+	case SIM_WL_WORKER:
+		return 0;	/* waits for its message vCPU */
+	case SIM_WL_ONESHOT:
+		*dead = true;
+		return 0;
+	case SIM_WL_MSG: {
+		struct sim_vcpu *w = msg_next_worker(s, v);
+
+		if (w) {
+			v->msg_next++;
+			sim_wake(s, w, v->pcpu, SIM_LAT_WAKE);
+			if (msg_next_worker(s, v))
+				return s->p.wake_cost_ns;
+		}
+		*wake_at = s->now + sim_rng_jitter(&s->rng, v->sleep_ns, v->jitter_pct);
+		return 0;
+	}
+	}
+	return 0;
+}
