@@ -5,6 +5,7 @@
 #   cli_errors.sh LAGVISOR MINI_BZIMAGE_PY
 set -u
 bin=$1
+[ -x "$bin" ] || { echo "cli_errors: $bin is not built"; exit 1; }
 mkbz=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
