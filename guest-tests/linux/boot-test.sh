@@ -109,6 +109,7 @@ env_file=$(sed -n 's/^mkguest: env *//p' "$work/mkguest.log")
 . "$env_file"
 if [ "$form" = vmlinux ]; then kernel=$VMLINUX; else kernel=$VMLINUZ; fi
 echo "image: kernel $KERNEL_VERSION ($form: $kernel), initrd $INITRD"
+grep -E '^mkguest: (kernel .*: (cached|fetching)|initramfs:|done in)' "$work/mkguest.log"
 
 # --- boot -------------------------------------------------------------------
 log="$work/console.log"
