@@ -213,6 +213,41 @@ void sim_result_print_md(FILE *f, const struct sim_result *r)
 	fprintf(f, "\n");
 }
 
+void sim_summary_print_md(FILE *f, struct sim_result *const *rs, unsigned n)
+{
+	fprintf(f, "### Summary: each seed's A/B\n\n");
+	fprintf(f, "| seed | %-44s | %-26s | %-26s | %7s | checks |\n", "metric", "A", "B", "B/A");
+	fprintf(f, "|------|%.46s|%.28s|%.28s|--------:|--------|\n",
+		"----------------------------------------------------",
+		"----------------------------------------------------",
+		"----------------------------------------------------");
+	for (unsigned i = 0; i < n; i++) {
+		const struct sim_result *r = rs[i];
+		const struct sim_experiment *e = r->exp;
+		unsigned b = e->summary_b ? e->summary_b : 1;
+
+		for (unsigned k = 0; k < 4 && e->headline[k]; k++) {
+			for (unsigned m = 0; m < r->nr_metrics; m++) {
+				const struct sim_metric *mt = &r->m[m];
+				char name[80], va[40], vb[40], rat[16];
+
+				if (strcmp(mt->name, e->headline[k]))
+					continue;
+				snprintf(name, sizeof(name), "%s (%s)", mt->name, mt->unit);
+				snprintf(va, sizeof(va), "%s %.2f", e->label[0], mt->v[0]);
+				snprintf(vb, sizeof(vb), "%s %.2f", e->label[b], mt->v[b]);
+				if (mt->v[0] != 0.0)
+					snprintf(rat, sizeof(rat), "%.2f", mt->v[b] / mt->v[0]);
+				else
+					snprintf(rat, sizeof(rat), "-");
+				fprintf(f, "| %s  | %-44s | %-26s | %-26s | %7s | %-6s |\n", e->id, name,
+					va, vb, rat, k ? "" : (sim_result_ok(r) ? "PASS" : "FAIL"));
+			}
+		}
+	}
+	fprintf(f, "\n");
+}
+
 static int write_dat(const struct sim_result *r, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -261,7 +296,7 @@ int sim_result_write_plot(const struct sim_result *r, const char *dir)
 		log_error("sim: cannot write %s: %s", gp, strerror(errno));
 		return -errno;
 	}
-	fprintf(f, "set terminal pngcairo size %u,520 font 'sans,10'\n",
+	fprintf(f, "set terminal pngcairo noenhanced size %u,520 font 'sans,10'\n",
 		r->nr_series > 1 ? 1200u : 760u);
 	fprintf(f, "set output '%s/%s.png'\n", dir, e->id);
 	fprintf(f, "set key top left\nset grid ytics\n");
@@ -279,7 +314,9 @@ int sim_result_write_plot(const struct sim_result *r, const char *dir)
 		if (s->style == SIM_PLOT_BARS) {
 			fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n"
 				   "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-				   "set yrange [0:*]\nset xtics rotate by -20\n");
+				   "set xtics rotate by -20\n");
+			if (!s->logy)
+				fprintf(f, "set yrange [0:*]\n");
 			fprintf(f, "plot for [i=3:%u] '%s' index %u using i:xtic(1) title columnheader(i)\n",
 				2 + nv, dat, si);
 		} else {

@@ -84,6 +84,9 @@ struct sim_experiment {
 	int (*run)(struct sim_result *r, unsigned vi);
 	/* Adds checks comparing the columns. */
 	void (*check)(struct sim_result *r);
+	/* Rows of the cross-experiment summary: variant 0 against summary_b. */
+	const char *headline[4];
+	unsigned summary_b;
 };
 
 extern const struct sim_experiment *const sim_experiments[];
@@ -115,6 +118,8 @@ void sim_exp_lat_metrics(struct sim_result *r, unsigned vi, const char *what,
 
 /* Output. */
 void sim_result_print_md(FILE *f, const struct sim_result *r);
+/* One table over several experiments' headline metrics. */
+void sim_summary_print_md(FILE *f, struct sim_result *const *rs, unsigned n);
 /* Writes dir/<id>.dat and dir/<id>.gp (gnuplot, pngcairo to dir/<id>.png). */
 int sim_result_write_plot(const struct sim_result *r, const char *dir);
 

@@ -18,7 +18,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lagvisor-sim [--exp ID|all] [--seed N] [--scale X] [--check]\n"
 		"                    [--sched-feature LIST] [--set NAME=VALUE]... [--plot-dir DIR]\n"
-		"                    [--md FILE]\n"
+		"                    [--md FILE] [--summary]\n"
 		"       lagvisor-sim --selftest | --list\n"
 		"  --exp ID           experiment 000..004 (default all)\n"
 		"  --seed N           simulator seed (default 1); same seed, same output\n"
@@ -31,6 +31,7 @@ static void usage(FILE *f)
 		"                     work_ns msg_sleep_ns pcpus workers\n"
 		"  --plot-dir DIR     write DIR/<id>.dat and DIR/<id>.gp for gnuplot\n"
 		"  --md FILE          also append the markdown report to FILE\n"
+		"  --summary          end with one table of every experiment's headline A/B\n"
 		"  --selftest         check the engine (heap, percentiles, determinism)\n");
 }
 
@@ -154,19 +155,12 @@ static int selftest(void)
 /* ---- main ------------------------------------------------------------- */
 
 static int run_one(const struct sim_experiment *e, const struct sim_opts *o,
-		   const char *plot_dir, FILE *md)
+		   const char *plot_dir, FILE *md, struct sim_result *r)
 {
-	struct sim_result *r = calloc(1, sizeof(*r));
 	int rc;
 
-	if (!r) {
-		log_error("out of memory");
+	if (sim_experiment_run(e, o, r))
 		return 2;
-	}
-	if (sim_experiment_run(e, o, r)) {
-		free(r);
-		return 2;
-	}
 	sim_result_print_md(stdout, r);
 	fflush(stdout);
 	if (md)
@@ -174,7 +168,6 @@ static int run_one(const struct sim_experiment *e, const struct sim_opts *o,
 	rc = sim_result_ok(r) ? 0 : 1;
 	if (plot_dir && sim_result_write_plot(r, plot_dir))
 		rc = 2;
-	free(r);
 	return rc;
 }
 
@@ -191,12 +184,13 @@ int main(int argc, char **argv)
 		{ "set", required_argument, NULL, 'S' },
 		{ "selftest", no_argument, NULL, 'T' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "summary", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_opts o = { .seed = 1, .scale = 1.0 };
 	const char *exp = "all", *plot_dir = NULL, *md_path = NULL;
-	bool check = false;
+	bool check = false, summary = false;
 	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
@@ -224,6 +218,9 @@ int main(int argc, char **argv)
 		}
 		case 'c':
 			check = true;
+			break;
+		case 'U':
+			summary = true;
 			break;
 		case 'f':
 			o.features = optarg;
@@ -291,16 +288,35 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (unsigned i = 0; i < sim_nr_experiments; i++) {
+	struct sim_result *rs[16];
+	unsigned nr = 0;
+
+	for (unsigned i = 0; i < sim_nr_experiments && nr < 16; i++) {
 		const struct sim_experiment *e = sim_experiments[i];
 
 		if (strcmp(exp, "all") && strcmp(exp, e->id))
 			continue;
-		int r = run_one(e, &o, plot_dir, md);
+		rs[nr] = calloc(1, sizeof(*rs[nr]));
+		if (!rs[nr]) {
+			fprintf(stderr, "lagvisor-sim: out of memory\n");
+			rc = 2;
+			break;
+		}
+		int r = run_one(e, &o, plot_dir, md, rs[nr]);
 
+		nr++;
 		if (r > rc)
 			rc = r;
+		if (r == 2)
+			break;
 	}
+	if (summary && rc < 2) {
+		sim_summary_print_md(stdout, rs, nr);
+		if (md)
+			sim_summary_print_md(md, rs, nr);
+	}
+	for (unsigned i = 0; i < nr; i++)
+		free(rs[i]);
 	if (md && fclose(md)) {
 		fprintf(stderr, "lagvisor-sim: cannot write %s\n", md_path);
 		rc = 2;

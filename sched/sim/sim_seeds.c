@@ -354,6 +354,7 @@ static const struct sim_experiment sim_exp_000 = {
 	.features = { "PLACE_FIRST_ENQUEUE", "NO_PLACE_FIRST_ENQUEUE" },
 	.run = run_000,
 	.check = check_000,
+	.headline = { "start latency mean", "start latency p90" },
 };
 
 static const struct sim_experiment sim_exp_001 = {
@@ -365,6 +366,8 @@ static const struct sim_experiment sim_exp_001 = {
 	.features = { "", "NO_PLACE_DEADLINE_INITIAL", "NO_PLACE_FIRST_ENQUEUE" },
 	.run = run_001,
 	.check = check_001,
+	.headline = { "first pick: d - v mean", "start latency mean" },
+	.summary_b = 2,
 };
 
 static const struct sim_experiment sim_exp_003 = {
@@ -376,6 +379,8 @@ static const struct sim_experiment sim_exp_003 = {
 	.features = { "IDLE_NO_COMPENSATION", "NO_IDLE_NO_COMPENSATION" },
 	.run = run_003,
 	.check = check_003,
+	.headline = { "1 hog: mean interval between idle runs",
+		      "2 hogs: mean interval between idle runs" },
 };
 
 const struct sim_experiment *const sim_experiments[] = {
