@@ -199,7 +199,7 @@ int sched_migrate(struct sched_handle *h, unsigned id, unsigned dst_pcpu, uint64
 	r = sched_lock(&e->lock);
 	if (r)
 		return r;
-	r = migrate_ent(h, id, dst_pcpu, now_ns);
+	r = LOAD(e->state) == SCHED_ES_FREE ? -ENOENT : migrate_ent(h, id, dst_pcpu, now_ns);
 	sched_unlock(&e->lock);
 	return r;
 }

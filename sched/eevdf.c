@@ -370,12 +370,26 @@ void put_prev_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_n
 	STORE(e->state, (uint32_t)SCHED_ES_QUEUED);
 }
 
+/* floor(n / d) for d > 0 */
+static s128 floor_div128(s128 n, s128 d)
+{
+	s128 q = n / d;
+
+	return (n % d != 0 && n < 0) ? q - 1 : q;
+}
+
 /*
- * Reweight a queued or running entity keeping V (spec §2): with lag l and
- * weight w the entity contributes w*(V - l); after scaling l' = l*w/w' it
- * contributes w'*(V - l') = w'*V - w*l, so sum_j w_j*(v_j - V) is unchanged
- * and V stays (to the unit of the truncation, and unless the lag was
- * clamped). Deadline and protection scale the same way relative to V.
+ * Reweight a queued or running entity keeping V (spec §2). Work relative to
+ * the exact average: after avg_vruntime the floored V leaves a remainder
+ * A1 (0 <= A1 < W1), so the exact average is V + A1/W1 and the entity's exact
+ * lag is l + A1/W1 (l = clamped V - v). Scaling that lag by w/w' and placing
+ * at (V + A1/W1) - (l + A1/W1)*w/w' leaves sum_j w_j*v_j / W exactly where
+ * it was:
+ *     v' - V = (A1*w' - (l*W1 + A1)*w) / (W1*w'),   rounded to nearest,
+ * so the floored V moves by at most one unit. (Scaling the floored lag
+ * instead would move V by up to A1*(w - w')/(w'*W2): thousands of ns when a
+ * heavy entity becomes light.) Bits: |l| < 2^44, W1 < 2^45, w < 2^21: the
+ * products stay below 2^111. Deadline and protection scale relative to V.
  */
 void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, uint32_t weight,
 		     uint64_t now_ns)
@@ -383,24 +397,27 @@ void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
 	bool in_tree = rq->curr != id;
-	uint64_t V = avg_vruntime_locked(d, rq);
+	uint64_t V = avg_vruntime_locked(d, rq), W1;
 	int64_t lag = lag_clamped_locked(d, rq, e, V);
 	int64_t dr = (int64_t)(e->deadline - V), pr = (int64_t)(e->vprot - V);
 	uint32_t old = e->weight;
+	s128 A1, num, den;
 
 	ASSERT_HELD(&rq->lock);
+	rq_load(d, rq, &A1, &W1);
+	num = A1 * weight - ((s128)lag * (s128)W1 + A1) * old;
+	den = (s128)W1 * weight;
 	if (in_tree) {
 		tree_remove(dom_ents(d), &rq->root, id);
 		sum_sub(rq, e);
 	}
-	lag = (int64_t)((s128)lag * old / weight);
 	dr = (int64_t)((s128)dr * old / weight);
 	pr = (int64_t)((s128)pr * old / weight);
 	e->weight = weight;
-	e->vruntime = V - (uint64_t)lag;
+	e->vruntime = V + (uint64_t)(int64_t)floor_div128(2 * num + den, 2 * den);
 	e->deadline = V + (uint64_t)dr;
 	e->vprot = V + (uint64_t)pr;
-	e->placed_lag = lag;
+	e->placed_lag = (int64_t)(V - e->vruntime);
 	if (in_tree) {
 		tree_insert(dom_ents(d), &rq->root, id);
 		sum_add(rq, e);
