@@ -27,6 +27,7 @@
 #define LAGVISOR_SIM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim_heap.h"
@@ -220,6 +221,9 @@ void sim_sched_balance(struct sim *s, unsigned pcpu);
 int64_t sim_sched_dv(struct sim *s, struct sim_vcpu *v);
 /* The library's invariant check; 0 or -EUCLEAN after sim_fail. */
 int sim_sched_check(struct sim *s);
+/* 0 if every name in the comma list is a sched feature (or NO_ one);
+ * else -EINVAL with the first bad name in bad. */
+int sim_sched_features_check(const char *list, char *bad, size_t bad_len);
 /* Counters from the library's trace hook. */
 struct sim_sched_counts {
 	uint64_t wake_listed, wake_enqueued, wakeup_preempts, migrations;

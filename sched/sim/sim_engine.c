@@ -97,7 +97,9 @@ int sim_init(struct sim *s, const struct sim_params *p)
 		return -EINVAL;
 	}
 	if (p->duration_ns <= p->warmup_ns) {
-		log_error("sim: duration must be longer than the warm-up");
+		log_error("sim: simulated time %llu ms is not longer than the warm-up %llu ms (raise --scale)",
+			  (unsigned long long)(p->duration_ns / SIM_NS_PER_MS),
+			  (unsigned long long)(p->warmup_ns / SIM_NS_PER_MS));
 		return -EINVAL;
 	}
 	sim_rng_seed(&s->rng, p->seed);

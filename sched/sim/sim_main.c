@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"  --plot-dir DIR     write DIR/<id>.dat and DIR/<id>.gp for gnuplot\n"
 		"  --md FILE          also append the markdown report to FILE\n"
 		"  --summary          end with one table of every experiment's headline A/B\n"
+		"  --expect-check-failure  exit 0 only if a check failed (and nothing else\n"
+		"                     did): for tests that neutralise the flag under test\n"
 		"  --selftest         check the engine (heap, percentiles, determinism)\n");
 }
 
@@ -185,12 +187,13 @@ int main(int argc, char **argv)
 		{ "selftest", no_argument, NULL, 'T' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "summary", no_argument, NULL, 'U' },
+		{ "expect-check-failure", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_opts o = { .seed = 1, .scale = 1.0 };
 	const char *exp = "all", *plot_dir = NULL, *md_path = NULL;
-	bool check = false, summary = false;
+	bool check = false, summary = false, expect_fail = false;
 	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
@@ -221,6 +224,9 @@ int main(int argc, char **argv)
 			break;
 		case 'U':
 			summary = true;
+			break;
+		case 'F':
+			expect_fail = true;
 			break;
 		case 'f':
 			o.features = optarg;
@@ -275,6 +281,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lagvisor-sim: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (o.features) {
+		char bad[64];
+
+		if (sim_sched_features_check(o.features, bad, sizeof(bad))) {
+			fprintf(stderr, "lagvisor-sim: unknown sched feature '%s' in --sched-feature\n",
+				bad);
+			return 2;
+		}
+	}
 	if (strcmp(exp, "all") && !sim_experiment_find(exp)) {
 		fprintf(stderr, "lagvisor-sim: unknown experiment '%s' (see --list)\n", exp);
 		return 2;
@@ -321,6 +336,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lagvisor-sim: cannot write %s\n", md_path);
 		rc = 2;
 	}
+	if (expect_fail && rc < 2)
+		return rc == 1 ? 0 : 1;
 	if (rc == 1 && !check)
 		rc = 0;
 	return rc;

@@ -224,6 +224,8 @@ static int run_shares(struct sim_result *r, unsigned vi)
 			       100.0 * (double)slp->run_measured_ns / total);
 		sim_metric_set(r, "100% hog CPU share", "%", vi,
 			       100.0 * (double)hog->run_measured_ns / total);
+		sim_metric_set(r, "sleeper switched in over the hog", "/s", vi,
+			       (double)slp->nr_preempts / (total / 1e9));
 		struct sim_series *se = sim_series_get(r, 0);
 
 		se->style = SIM_PLOT_BARS;
@@ -286,6 +288,13 @@ static void check_004(struct sim_result *r)
 		  "PLACE_LAG: the sleeper gets its fair third (%.1f%%, want 33.3 +- 4)", a);
 	sim_check(r, fabs(b - 50.0) <= 5.0,
 		  "FAIR_SLEEPERS: sleeper credit gives it about half (%.1f%%, want 50 +- 5)", b);
+	/* No direction is asserted for schbench p90: the seed compares whole
+	 * schedulers (CFS vs EEVDF), not one placement flag. Only that the
+	 * model is sane: a lightly loaded host wakes within 200 µs. */
+	double l0 = sim_metric_get(r, "schbench p90 @25%", 0), l1 = sim_metric_get(r, "schbench p90 @25%", 1);
+
+	sim_check(r, l0 > 0 && l0 < 200 && l1 > 0 && l1 < 200,
+		  "schbench at 25%% load wakes promptly in both (p90 %.0f / %.0f us)", l0, l1);
 }
 
 const struct sim_experiment sim_exp_002 = {

@@ -241,3 +241,31 @@ void sim_sched_counts(const struct sim *s, struct sim_sched_counts *out)
 {
 	*out = s->sched->counts;
 }
+
+int sim_sched_features_check(const char *list, char *bad, size_t bad_len)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *name = p;
+		bool known = false;
+
+		if (n > 3 && !strncmp(name, "NO_", 3)) {
+			name += 3;
+			n -= 3;
+		}
+		for (unsigned f = 0; f < SCHED_FEAT_COUNT && !known; f++) {
+			const char *fn = sched_feature_name((enum sched_feature)f);
+
+			known = fn && strlen(fn) == n && !strncmp(fn, name, n);
+		}
+		if (n && !known) {
+			snprintf(bad, bad_len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+			return -EINVAL;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}

@@ -148,7 +148,16 @@ static int run_000(struct sim_result *r, unsigned vi)
 	int err = run_newvcpu(r, vi, &s, &o);
 
 	if (!err) {
+		struct sim_sched_counts c;
+		uint64_t invol = 0;
+		double secs = (double)(s.p.duration_ns - s.p.warmup_ns) / 1e9;
+
+		for (unsigned i = 0; i < s.nr_vcpus; i++)
+			invol += s.vcpu[i]->nr_preempted;
+		sim_sched_counts(&s, &c);
 		sim_exp_lat_metrics(r, vi, "start latency", &s.lat[SIM_LAT_START], 1e6, "ms");
+		sim_metric_set(r, "wakeup preemptions", "/s", vi, (double)c.wakeup_preempts / secs);
+		sim_metric_set(r, "involuntary switches (all vCPUs)", "/s", vi, (double)invol / secs);
 		start_histogram(r, vi, &s.lat[SIM_LAT_START]);
 	}
 	sim_fini(&s);
