@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int check_failures;
+static int check_failures __attribute__((unused));
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
