@@ -12,6 +12,7 @@
 
 #define LEAF1_ECX_MONITOR     (1u << 3)
 #define LEAF1_ECX_PDCM        (1u << 15)
+#define LEAF1_ECX_TSC_DEADLINE (1u << 24)
 #define LEAF1_ECX_HYPERVISOR  (1u << 31)
 #define LEAF1_EDX_HTT         (1u << 28)
 #define LEAF7_ECX_WAITPKG     (1u << 5)
@@ -83,7 +84,9 @@ static void fix_leaf(struct kvm_cpuid_entry2 *e, const struct x86_cpuid_params *
 	switch (e->function) {
 	case 1:
 		e->ecx |= LEAF1_ECX_HYPERVISOR;
-		e->ecx &= ~(LEAF1_ECX_MONITOR | LEAF1_ECX_PDCM);
+		e->ecx &= ~(LEAF1_ECX_MONITOR | LEAF1_ECX_PDCM | LEAF1_ECX_TSC_DEADLINE);
+		if (p->tsc_deadline)
+			e->ecx |= LEAF1_ECX_TSC_DEADLINE;
 		e->ebx = (e->ebx & 0xffff) | (p->apic_id << 24) |
 			 ((p->nr_cpus > 255 ? 255 : p->nr_cpus) << 16);
 		if (p->nr_cpus > 1)

@@ -5,6 +5,7 @@
 #ifndef LAGVISOR_VMM_X86_CPUID_H
 #define LAGVISOR_VMM_X86_CPUID_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/kvm.h>
 
@@ -14,6 +15,9 @@ struct x86_cpuid_params {
 	unsigned apic_id;          /* = vCPU index = KVM vcpu id */
 	unsigned nr_cpus;
 	enum irqchip_mode irqchip;
+	bool tsc_deadline;         /* offer the TSC-deadline timer (leaf 1 ECX[24]):
+				    * KVM_CAP_TSC_DEADLINE_TIMER with KVM's LAPIC,
+				    * always with lagvisor's */
 };
 
 /* Entries x86_cpuid_filter may add beyond its input (0xB, 0x1F, 0x4000000x). */
@@ -24,7 +28,8 @@ uint32_t x86_cpuid_kvm_features(enum irqchip_mode irqchip);
 
 /*
  * out = in filtered for one vCPU:
- *  - leaf 1: hypervisor bit set; MONITOR and PDCM cleared; EBX[31:24] =
+ *  - leaf 1: hypervisor bit set; MONITOR and PDCM cleared; TSC-deadline
+ *    as p->tsc_deadline says (KVM does not list it itself); EBX[31:24] =
  *    APIC ID, EBX[23:16] = nr_cpus, HTT set when nr_cpus > 1;
  *  - leaves 5 (MONITOR/MWAIT) and 0xA (PMU) zeroed; leaf 7 WAITPKG cleared;
  *  - topology: one package, nr_cpus cores, one thread each. Leaf 0xB (and

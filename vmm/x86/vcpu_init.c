@@ -64,7 +64,12 @@ static int get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out)
 static int set_cpuid(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 		     enum irqchip_mode irqchip)
 {
-	struct x86_cpuid_params p = { .apic_id = index, .nr_cpus = nr_cpus, .irqchip = irqchip };
+	struct x86_cpuid_params p = {
+		.apic_id = index, .nr_cpus = nr_cpus, .irqchip = irqchip,
+		/* lagvisor's LAPIC implements the TSC-deadline MSR; KVM's says so */
+		.tsc_deadline = irqchip == IRQCHIP_USER ||
+				ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0,
+	};
 	struct kvm_cpuid2 *sup = NULL, *mine;
 	int n, ret;
 

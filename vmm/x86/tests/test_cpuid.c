@@ -11,8 +11,8 @@
 
 static const struct kvm_cpuid_entry2 canned[] = {
 	{ .function = 0, .eax = 0x1f, .ebx = 0x756e6547, .ecx = 0x6c65746e, .edx = 0x49656e69 },
-	/* leaf 1: host APIC ID 0x0e, 16 logical; ECX has MONITOR(3), PDCM(15) */
-	{ .function = 1, .eax = 0x000906ea, .ebx = 0x0e100800, .ecx = 0x7ffafbff, .edx = 0xbfebfbff },
+	/* leaf 1: host APIC ID 0x0e, 16 logical; ECX has MONITOR(3), PDCM(15), not TSC-deadline(24) */
+	{ .function = 1, .eax = 0x000906ea, .ebx = 0x0e100800, .ecx = 0x7efafbff, .edx = 0xbfebfbff },
 	/* leaf 4: L1d (2 threads share, 8 cores), L3 (16 share), terminator */
 	{ .function = 4, .index = 0, .flags = SIG, .eax = 0x1c004121, .ebx = 0x01c0003f, .ecx = 0x3f },
 	{ .function = 4, .index = 3, .flags = SIG, .eax = 0x1c03c163, .ebx = 0x03c0003f, .ecx = 0x2fff },
@@ -57,7 +57,8 @@ static int count_fn(const struct kvm_cpuid_entry2 *e, int n, uint32_t fn)
 static void test_six_cpus_kernel(void)
 {
 	struct kvm_cpuid_entry2 out[NR_CANNED + X86_CPUID_EXTRA];
-	struct x86_cpuid_params p = { .apic_id = 3, .nr_cpus = 6, .irqchip = IRQCHIP_KERNEL };
+	struct x86_cpuid_params p = { .apic_id = 3, .nr_cpus = 6, .irqchip = IRQCHIP_KERNEL,
+				      .tsc_deadline = true };
 	int n = x86_cpuid_filter(canned, NR_CANNED, out, NR_CANNED + X86_CPUID_EXTRA, &p);
 	const struct kvm_cpuid_entry2 *e;
 	char sig[13] = { 0 };
@@ -71,7 +72,7 @@ static void test_six_cpus_kernel(void)
 	if (e) {
 		CHECK_EQ(e->eax, 0x000906ea);
 		CHECK_EQ(e->ebx, 0x03060800);            /* APIC ID 3, 6 logical */
-		CHECK_EQ(e->ecx, 0xfffa7bf7);            /* +hypervisor, -MONITOR, -PDCM */
+		CHECK_EQ(e->ecx, 0xfffa7bf7);            /* +hypervisor, +TSC-deadline, -MONITOR, -PDCM */
 		CHECK_EQ(e->edx, 0xbfebfbff);            /* HTT stays set */
 	}
 	/* leaf 4: 8 addressable core IDs (shift 3); L1 private, L3 shared by 8 */
@@ -128,6 +129,7 @@ static void test_one_cpu_user(void)
 		return;
 	e = get(out, n, 1, 0);
 	CHECK(e && e->ebx == 0x00010800 && e->edx == (0xbfebfbffu & ~(1u << 28)));
+	CHECK(e && e->ecx == 0xfefa7bf7);        /* tsc_deadline false: bit 24 stays clear */
 	e = get(out, n, 0xb, 1);
 	CHECK(e && e->eax == 0 && e->ebx == 1 && e->edx == 0);
 	e = get(out, n, 4, 3);
