@@ -56,6 +56,7 @@ struct sim_params {
 	uint64_t balance_ns;	/* periodic sched_balance per pCPU, 0 = off */
 	unsigned cost_jitter_pct;	/* each host cost varies uniformly by +-this % */
 	uint64_t check_every;	/* run sched_domain_check every N events, 0 = at end */
+	uint64_t trace_until_ns;	/* print the library's trace events before this time */
 	char features[256];	/* sched_features_parse list, "" = defaults */
 };
 

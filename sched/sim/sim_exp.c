@@ -87,7 +87,7 @@ uint64_t sim_exp_scaled(const struct sim_result *r, uint64_t ns)
 const char *const sim_set_names[] = {
 	/* sim_params, in ns */
 	"exit_ns", "kick_ns", "wake_ns", "ctxsw_ns", "flush_ns", "wake_cost_ns", "slice_ns",
-	"balance_ns", "cost_jitter_pct", "check_every",
+	"balance_ns", "cost_jitter_pct", "check_every", "trace_until_ns",
 	/* workload knobs, read by the experiments that have them */
 	"work_ns", "msg_sleep_ns", "pcpus", "workers",
 	NULL,
@@ -128,6 +128,7 @@ void sim_exp_params(const struct sim_result *r, unsigned vi, struct sim_params *
 	p->balance_ns = sim_opt(r, "balance_ns", p->balance_ns);
 	p->cost_jitter_pct = (unsigned)sim_opt(r, "cost_jitter_pct", p->cost_jitter_pct);
 	p->check_every = sim_opt(r, "check_every", p->check_every);
+	p->trace_until_ns = sim_opt(r, "trace_until_ns", p->trace_until_ns);
 }
 
 int sim_experiment_run(const struct sim_experiment *e, const struct sim_opts *o,

@@ -187,6 +187,15 @@ static void check_002(struct sim_result *r)
 
 /* ---- 004: lag placement vs sleeper credit -------------------------------- */
 
+/*
+ * Shares: one pCPU, a hog and a vCPU that alone would use 50 % (run one
+ * slice, sleep one slice). Lag placement keeps the sleeper's negative lag
+ * across the sleep, so while both are runnable they split the pCPU and the
+ * sleeper ends at 1/3 (it needs 2 slices of wall time per slice of work,
+ * then sleeps one). FAIR_SLEEPERS hands it a slice of credit at each wake,
+ * enough to run its whole burst at once: 1/2.
+ */
+
 /* Loads of the seed's table: worker threads as % of CPUs. */
 static const unsigned load_pct[] = { 25, 50, 75, 100, 125, 150, 175, 200 };
 #define NR_LOADS (sizeof(load_pct) / sizeof(load_pct[0]))
@@ -241,6 +250,12 @@ static int run_shares(struct sim_result *r, unsigned vi)
 	return err;
 }
 
+/*
+ * The seed's second experiment: schbench p90 with worker threads at 25..200 %
+ * of the CPUs (m = 2). Workers think 30 ms (schbench's default) against a
+ * 10 ms message period, so each worker is busy ~80 % of the time and the
+ * load levels mean what they say.
+ */
 static int run_004(struct sim_result *r, unsigned vi)
 {
 	int err = run_shares(r, vi);

@@ -33,7 +33,22 @@ static void host_trace(void *opaque, const struct sched_trace_event *ev)
 {
 	struct sim *s = opaque;
 	struct sim_sched_counts *c = &s->sched->counts;
+	static const char *const names[] = {
+		[SCHED_TRACE_ENQUEUE] = "enqueue", [SCHED_TRACE_DEQUEUE] = "dequeue",
+		[SCHED_TRACE_SWITCH] = "switch", [SCHED_TRACE_WAKE] = "wake",
+		[SCHED_TRACE_PREEMPT] = "preempt", [SCHED_TRACE_MIGRATE] = "migrate",
+		[SCHED_TRACE_RESCHED] = "resched", [SCHED_TRACE_REWEIGHT] = "reweight",
+		[SCHED_TRACE_YIELD] = "yield",
+	};
 
+	if (ev->now_ns < s->p.trace_until_ns) {
+		const char *n = ev->type < sizeof(names) / sizeof(names[0]) && names[ev->type] ?
+					names[ev->type] : "?";
+
+		fprintf(stderr, "%12.6f ms cpu%u %-8s ent %d other %d arg %lld %lld\n",
+			(double)ev->now_ns / 1e6, ev->pcpu, n, (int)ev->entity, (int)ev->other,
+			(long long)ev->arg0, (long long)ev->arg1);
+	}
 	if (ev->now_ns < s->p.warmup_ns)
 		return;
 	switch (ev->type) {
