@@ -182,7 +182,7 @@ void sim_result_print_md(FILE *f, const struct sim_result *r)
 		fprintf(f, " %*s |", COLW, e->label[vi]);
 	if (nv == 2)
 		fprintf(f, " %*s |", 8, "B/A");
-	fprintf(f, "\n|%.*s|", 50, "------------------------------------------");
+	fprintf(f, "\n|%.*s|", 50, "--------------------------------------------------------------");
 	for (unsigned vi = 0; vi < nv; vi++)
 		fprintf(f, "%.*s:|", COLW + 1, "------------------------------------------");
 	if (nv == 2)
