@@ -35,7 +35,8 @@ struct x86_boot_info {
 /*
  * Split cfg->mem_bytes into slots (below the hole, above 4 GiB) and fill
  * `slots` with gpa/size (hva left NULL: the caller maps them). Returns the
- * slot count.
+ * slot count (1 or 2), or 0 if mem_bytes is below VM_MIN_MEM_BYTES, not a
+ * multiple of VM_MEM_ALIGN_BYTES, or needs more than max_slots.
  */
 unsigned x86_mem_layout(uint64_t mem_bytes, struct guest_mem_slot *slots,
 			unsigned max_slots);
@@ -45,17 +46,31 @@ unsigned x86_mem_layout(uint64_t mem_bytes, struct guest_mem_slot *slots,
  * build the boot structures (zero page + e820, or PVH start info + memory
  * map; MP table with nr_cpus CPUs and the IOAPIC). On failure returns
  * -errno and writes a one-line reason naming the file into err.
+ * Formats: a bzImage (boot protocol >= 2.12 with the 64-bit entry), loaded
+ * at 1 MiB; or an ELF32/ELF64 with a XEN_ELFNOTE_PHYS32_ENTRY note (Linux
+ * vmlinux, the freestanding test guests), segments at p_paddr >= 1 MiB.
+ * Guest physical map of the boot data: vmm/x86/boot.h. The MP table wires
+ * ISA IRQ 0 (PIT) to IOAPIC pin 2 and IRQ n to pin n otherwise; the
+ * IOAPIC's APIC ID is nr_cpus, so nr_cpus must be <= 254.
  */
 int x86_load_kernel(const struct guest_mem *mem, const struct vm_config *cfg,
 		    struct x86_boot_info *out, char *err, size_t errlen);
 
-/* In-kernel irqchip, PIT, TSS/identity-map addresses (IRQCHIP_KERNEL). */
+/*
+ * Before any vCPU exists: TSS and identity-map addresses (both modes), and
+ * for IRQCHIP_KERNEL the in-kernel irqchip, GSI routing matching the MP
+ * table (GSI 0 -> IOAPIC pin 2) and the PIT. Returns 0 or -errno (logged).
+ */
 int x86_vm_init(int vm_fd, const struct vm_config *cfg);
 
 /*
  * Per-vCPU setup: CPUID (KVM_GET_SUPPORTED_CPUID filtered, APIC ID, the
  * "KVMKVMKVM" signature), and for the boot vCPU (index 0) the registers
  * for `boot`'s entry mode. APs are left in reset state for INIT/SIPI.
+ * The APIC ID is `index`, so the KVM vcpu id must be `index` too. Every
+ * vCPU also gets IA32_MISC_ENABLE and MTRRdefType (WB); with
+ * IRQCHIP_KERNEL the boot vCPU's LINT0 = ExtINT, LINT1 = NMI.
+ * Call before the vCPU's first KVM_RUN. Returns 0 or -errno (logged).
  */
 int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 		  const struct x86_boot_info *boot);

@@ -218,8 +218,10 @@ static int load_bzimage(struct load_ctx *c, const uint8_t *img, size_t len,
 		return ret;
 
 	zp = guest_mem_ptr(c->mem, X86_PARAM_GPA, X86_ZERO_PAGE_SIZE);
-	if (!zp)
+	if (!zp) {
+		snprintf(c->err, c->errlen, "guest memory has no room for the zero page");
 		return -ENOSPC;
+	}
 	x86_zero_page_build(zp, img, &bz, &(struct x86_zero_page_args){
 		.cmdline_gpa = (uint32_t)X86_CMDLINE_GPA,
 		.initrd_gpa = (uint32_t)c->initrd_gpa,
@@ -261,14 +263,14 @@ static int load_pvh(struct load_ctx *c, const uint8_t *img, size_t len,
 		return ret;
 
 	page = guest_mem_ptr(c->mem, X86_PARAM_GPA, 4096);
-	if (!page)
-		return -ENOSPC;
-	ret = x86_pvh_start_info_build(page, &(struct x86_pvh_args){
+	ret = page ? x86_pvh_start_info_build(page, &(struct x86_pvh_args){
 		.base_gpa = X86_PARAM_GPA, .cmdline_gpa = X86_CMDLINE_GPA,
 		.initrd_gpa = c->initrd_gpa, .initrd_size = c->initrd_size,
-		.e820 = c->e820, .nr_e820 = c->nr_e820 });
-	if (ret)
+		.e820 = c->e820, .nr_e820 = c->nr_e820 }) : -ENOSPC;
+	if (ret) {
+		snprintf(c->err, c->errlen, "guest memory has no room for the PVH start info");
 		return ret;
+	}
 
 	out->mode = X86_ENTRY_PVH32;
 	out->entry_gpa = elf.entry;
