@@ -147,9 +147,70 @@ static int selftest_determinism(void)
 	return bad;
 }
 
+/*
+ * Accounting sanity through the whole stack: hogs of weight 2048 and 1024 on
+ * one pCPU split it 2:1 (minus host costs), and 3 hogs on 3 pCPUs spread
+ * out and run ~100 % each.
+ */
+static int selftest_shares(void)
+{
+	struct sim_params p;
+	struct sim s;
+	int bad = 0;
+
+	sim_params_default(&p);
+	p.nr_pcpus = 1;
+	p.duration_ns = 5 * SIM_NS_PER_S;
+	if (sim_init(&s, &p))
+		return 1;
+	struct sim_vcpu *a = sim_vcpu_add(&s, SIM_WL_HOG, 2048, false);
+	struct sim_vcpu *b = sim_vcpu_add(&s, SIM_WL_HOG, 1024, false);
+
+	if (!a || !b || sim_vcpu_start_at(&s, a, 0, 0, 0) || sim_vcpu_start_at(&s, b, 0, 1000, 0) ||
+	    sim_run(&s)) {
+		bad = 1;
+	} else {
+		double total = (double)(p.duration_ns - p.warmup_ns);
+		double sa = (double)a->run_measured_ns / total, sb = (double)b->run_measured_ns / total;
+
+		if (sa < 0.64 || sa > 0.67 || sb < 0.32 || sb > 0.34 || sa + sb < 0.99) {
+			fprintf(stderr, "selftest: 2:1 weights got %.3f / %.3f\n", sa, sb);
+			bad = 1;
+		}
+	}
+	sim_fini(&s);
+
+	p.nr_pcpus = 3;
+	if (sim_init(&s, &p))
+		return 1;
+	for (unsigned i = 0; i < 3; i++) {
+		struct sim_vcpu *v = sim_vcpu_add(&s, SIM_WL_HOG, 0, false);
+
+		if (!v || sim_vcpu_start_at(&s, v, 0, i * 1000, 0))
+			bad = 1;
+	}
+	if (!bad && !sim_run(&s)) {
+		for (unsigned i = 0; i < 3; i++) {
+			double share = (double)s.vcpu[i]->run_measured_ns /
+				       (double)(p.duration_ns - p.warmup_ns);
+
+			if (share < 0.99) {
+				fprintf(stderr, "selftest: hog %u on its own pCPU got %.3f\n", i, share);
+				bad = 1;
+			}
+		}
+	} else {
+		bad = 1;
+	}
+	sim_fini(&s);
+	if (bad)
+		fprintf(stderr, "selftest: shares wrong\n");
+	return bad;
+}
+
 static int selftest(void)
 {
-	int bad = selftest_heap() + selftest_pct() + selftest_determinism();
+	int bad = selftest_heap() + selftest_pct() + selftest_shares() + selftest_determinism();
 
 	printf("selftest: %s\n", bad ? "FAIL" : "ok");
 	return bad ? 1 : 0;
