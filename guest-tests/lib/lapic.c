@@ -38,18 +38,21 @@ void lapic_cpu_init(void)
 	} else if (!(base & APIC_BASE_EN)) {
 		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_EN);
 	}
-	lapic_write(APIC_SVR, APIC_SVR_ENABLE | 0xff);
-	lapic_write(APIC_TPR, 0);
 	/*
 	 * Firmware (SeaBIOS) leaves LINT0 in ExtINT mode with the 8259 PIC
 	 * sending its timer as vector 8, which would look like a double fault.
-	 * Masking LINT0/1 here cuts the PIC off without touching its ports
-	 * (which a --strict-io VMM need not model).
+	 * Masking LINT0/1 cuts the PIC off without touching its ports (which a
+	 * --strict-io VMM need not model). Mask first, then write SVR and TPR:
+	 * a PIC interrupt requested before the mask is dropped by those writes
+	 * (QEMU re-evaluates its interrupt line on them) instead of surfacing
+	 * at the first STI with no vector behind it.
 	 */
 	lapic_write(APIC_LVT0, APIC_LVT_MASKED);
 	lapic_write(APIC_LVT1, APIC_LVT_MASKED);
 	lapic_write(APIC_LVTT, APIC_LVT_MASKED);
 	lapic_write(APIC_LVTERR, APIC_LVT_MASKED);
+	lapic_write(APIC_SVR, APIC_SVR_ENABLE | 0xff);
+	lapic_write(APIC_TPR, 0);
 }
 
 bool lapic_x2apic(void)

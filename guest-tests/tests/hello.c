@@ -11,7 +11,7 @@ int main(int argc, char **argv)
 {
 	const struct boot_info *bi = bootinfo();
 	bool image_in_ram = false;
-	uint64_t ram = 0;
+	uint64_t ram = 0, t0;
 
 	printf("Hello from a lagvisor test guest (cpu %u, APIC ID %u, %s)\n",
 	       smp_id(), lapic_id(), lapic_x2apic() ? "x2APIC" : "xAPIC");
@@ -39,6 +39,8 @@ int main(int argc, char **argv)
 	} else {
 		report_skip("no memory map (start info version %u)", bi->version);
 	}
-	report(irqs_enabled() == false, "interrupts are off at entry");
+	t0 = rdtsc();
+	delay_us(1000);
+	report(rdtsc() > t0, "TSC advances (%lu cycles in a ~1 ms delay)", rdtsc() - t0);
 	return report_summary();
 }
