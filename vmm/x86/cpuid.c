@@ -11,11 +11,13 @@
 #include "vmm/x86/cpuid.h"
 
 #define LEAF1_ECX_MONITOR     (1u << 3)
+#define LEAF1_ECX_VMX         (1u << 5)
 #define LEAF1_ECX_PDCM        (1u << 15)
 #define LEAF1_ECX_TSC_DEADLINE (1u << 24)
 #define LEAF1_ECX_HYPERVISOR  (1u << 31)
 #define LEAF1_EDX_HTT         (1u << 28)
 #define LEAF7_ECX_WAITPKG     (1u << 5)
+#define EXT1_ECX_SVM          (1u << 2)
 #define KVM_CPUID_SIGNATURE_LEAF 0x40000000u
 #define KVM_CPUID_FEATURES_LEAF  0x40000001u
 #define TOPO_LEVEL_SMT        1
@@ -84,7 +86,8 @@ static void fix_leaf(struct kvm_cpuid_entry2 *e, const struct x86_cpuid_params *
 	switch (e->function) {
 	case 1:
 		e->ecx |= LEAF1_ECX_HYPERVISOR;
-		e->ecx &= ~(LEAF1_ECX_MONITOR | LEAF1_ECX_PDCM | LEAF1_ECX_TSC_DEADLINE);
+		e->ecx &= ~(LEAF1_ECX_MONITOR | LEAF1_ECX_VMX | LEAF1_ECX_PDCM |
+			    LEAF1_ECX_TSC_DEADLINE);
 		if (p->tsc_deadline)
 			e->ecx |= LEAF1_ECX_TSC_DEADLINE;
 		e->ebx = (e->ebx & 0xffff) | (p->apic_id << 24) |
@@ -104,6 +107,12 @@ static void fix_leaf(struct kvm_cpuid_entry2 *e, const struct x86_cpuid_params *
 	case 7:
 		if (e->index == 0)
 			e->ecx &= ~LEAF7_ECX_WAITPKG;
+		break;
+	case 0x80000001:                   /* no nested SVM: lagvisor keeps no nested state */
+		e->ecx &= ~EXT1_ECX_SVM;
+		break;
+	case 0x8000000a:                   /* SVM features */
+		e->eax = e->ebx = e->ecx = e->edx = 0;
 		break;
 	case 0x80000008:                   /* AMD: ApicIdSize[15:12], NC[7:0] */
 		e->ecx = (e->ecx & ~0xf0ffu) | (shift << 12) | (p->nr_cpus - 1);

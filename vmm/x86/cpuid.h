@@ -28,10 +28,11 @@ uint32_t x86_cpuid_kvm_features(enum irqchip_mode irqchip);
 
 /*
  * out = in filtered for one vCPU:
- *  - leaf 1: hypervisor bit set; MONITOR and PDCM cleared; TSC-deadline
+ *  - leaf 1: hypervisor bit set; MONITOR, VMX and PDCM cleared; TSC-deadline
  *    as p->tsc_deadline says (KVM does not list it itself); EBX[31:24] =
  *    APIC ID, EBX[23:16] = nr_cpus, HTT set when nr_cpus > 1;
- *  - leaves 5 (MONITOR/MWAIT) and 0xA (PMU) zeroed; leaf 7 WAITPKG cleared;
+ *  - leaves 5 (MONITOR/MWAIT), 0xA (PMU), 0x8000000A (SVM) zeroed; leaf 7
+ *    WAITPKG and 0x80000001 SVM cleared (no nested virtualization);
  *  - topology: one package, nr_cpus cores, one thread each. Leaf 0xB (and
  *    0x1F when KVM lists it) regenerated as SMT and core levels with the
  *    x2APIC ID; leaf 4 / 0x8000001D sharing counts and 0x80000008 /

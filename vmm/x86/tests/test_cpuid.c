@@ -11,7 +11,8 @@
 
 static const struct kvm_cpuid_entry2 canned[] = {
 	{ .function = 0, .eax = 0x1f, .ebx = 0x756e6547, .ecx = 0x6c65746e, .edx = 0x49656e69 },
-	/* leaf 1: host APIC ID 0x0e, 16 logical; ECX has MONITOR(3), PDCM(15), not TSC-deadline(24) */
+	/* leaf 1: host APIC ID 0x0e, 16 logical; ECX has MONITOR(3), VMX(5),
+	 * PDCM(15), not TSC-deadline(24) */
 	{ .function = 1, .eax = 0x000906ea, .ebx = 0x0e100800, .ecx = 0x7efafbff, .edx = 0xbfebfbff },
 	/* leaf 4: L1d (2 threads share, 8 cores), L3 (16 share), terminator */
 	{ .function = 4, .index = 0, .flags = SIG, .eax = 0x1c004121, .ebx = 0x01c0003f, .ecx = 0x3f },
@@ -27,7 +28,9 @@ static const struct kvm_cpuid_entry2 canned[] = {
 	{ .function = 0x40000000, .eax = 0x40000001, .ebx = 0x4b4d564b, .ecx = 0x564b4d56, .edx = 0x4d },
 	/* everything this KVM offers: bits 0-7, 9, 11-14 and 24 */
 	{ .function = 0x40000001, .eax = 0x01007afb },
-	{ .function = 0x80000000, .eax = 0x80000008 },
+	{ .function = 0x80000000, .eax = 0x8000000a },
+	{ .function = 0x80000001, .ecx = 0x00000125, .edx = 0x2c100800 },  /* LAHF, SVM, ABM, PREFETCHW */
+	{ .function = 0x8000000a, .eax = 1, .ebx = 0x8000, .edx = 0x1ebfbcff },
 	{ .function = 0x80000008, .eax = 0x3027, .ecx = 0 },
 };
 #define NR_CANNED (sizeof(canned) / sizeof(canned[0]))
@@ -63,8 +66,8 @@ static void test_six_cpus_kernel(void)
 	const struct kvm_cpuid_entry2 *e;
 	char sig[13] = { 0 };
 
-	/* 15 in - 2 (0xB) - 1 (0x1F) - 2 (KVM) + 3 + 3 + 2 */
-	CHECK_EQ(n, 18);
+	/* 17 in - 2 (0xB) - 1 (0x1F) - 2 (KVM) + 3 + 3 + 2 */
+	CHECK_EQ(n, 20);
 	if (n < 0)
 		return;
 	e = get(out, n, 1, 0);
@@ -72,7 +75,7 @@ static void test_six_cpus_kernel(void)
 	if (e) {
 		CHECK_EQ(e->eax, 0x000906ea);
 		CHECK_EQ(e->ebx, 0x03060800);            /* APIC ID 3, 6 logical */
-		CHECK_EQ(e->ecx, 0xfffa7bf7);            /* +hypervisor, +TSC-deadline, -MONITOR, -PDCM */
+		CHECK_EQ(e->ecx, 0xfffa7bd7);            /* +hypervisor, +TSC-deadline, -MONITOR, -VMX, -PDCM */
 		CHECK_EQ(e->edx, 0xbfebfbff);            /* HTT stays set */
 	}
 	/* leaf 4: 8 addressable core IDs (shift 3); L1 private, L3 shared by 8 */
@@ -115,6 +118,10 @@ static void test_six_cpus_kernel(void)
 	/* AMD core count: ApicIdSize 3, NC 5 */
 	e = get(out, n, 0x80000008, 0);
 	CHECK(e && e->ecx == 0x3005 && e->eax == 0x3027);
+	e = get(out, n, 0x80000001, 0);
+	CHECK(e && e->ecx == 0x00000121 && e->edx == 0x2c100800);   /* SVM off */
+	e = get(out, n, 0x8000000a, 0);
+	CHECK(e && !e->eax && !e->ebx && !e->ecx && !e->edx);
 }
 
 static void test_one_cpu_user(void)
@@ -124,12 +131,12 @@ static void test_one_cpu_user(void)
 	int n = x86_cpuid_filter(canned, NR_CANNED, out, NR_CANNED + X86_CPUID_EXTRA, &p);
 	const struct kvm_cpuid_entry2 *e;
 
-	CHECK_EQ(n, 18);
+	CHECK_EQ(n, 20);
 	if (n < 0)
 		return;
 	e = get(out, n, 1, 0);
 	CHECK(e && e->ebx == 0x00010800 && e->edx == (0xbfebfbffu & ~(1u << 28)));
-	CHECK(e && e->ecx == 0xfefa7bf7);        /* tsc_deadline false: bit 24 stays clear */
+	CHECK(e && e->ecx == 0xfefa7bd7);        /* tsc_deadline false: bit 24 stays clear */
 	e = get(out, n, 0xb, 1);
 	CHECK(e && e->eax == 0 && e->ebx == 1 && e->edx == 0);
 	e = get(out, n, 4, 3);
@@ -151,7 +158,7 @@ static void test_edges(void)
 	const struct kvm_cpuid_entry2 *e;
 	int n;
 
-	CHECK_EQ(x86_cpuid_filter(canned, NR_CANNED, out, 17, &p), -E2BIG);
+	CHECK_EQ(x86_cpuid_filter(canned, NR_CANNED, out, 19, &p), -E2BIG);
 	p.apic_id = 2;
 	CHECK_EQ(x86_cpuid_filter(canned, NR_CANNED, out, 30, &p), -EINVAL);
 	p.apic_id = 0;
