@@ -48,14 +48,17 @@ static int get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out)
 
 		if (!c)
 			return -ENOMEM;
+		int e;
+
 		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
 			*out = c;
 			return 0;
 		}
+		e = errno;
 		free(c);
-		if (errno != E2BIG) {
-			log_error("KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
-			return -errno;
+		if (e != E2BIG) {
+			log_error("KVM_GET_SUPPORTED_CPUID: %s", strerror(e));
+			return -e;
 		}
 	}
 	return -E2BIG;
@@ -89,7 +92,7 @@ static int set_cpuid(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 		mine->nent = (unsigned)n;
 		if (ioctl(vcpu_fd, KVM_SET_CPUID2, mine) < 0) {
 			ret = -errno;
-			log_error("vCPU %u: KVM_SET_CPUID2: %s", index, strerror(errno));
+			log_error("vCPU %u: KVM_SET_CPUID2: %s", index, strerror(-ret));
 		}
 	}
 	free(mine);
@@ -115,8 +118,9 @@ static int set_msrs(int vcpu_fd, unsigned index)
 	m.e[1] = (struct kvm_msr_entry){ .index = MSR_MTRR_DEF_TYPE, .data = MTRR_DEF_ENABLE_WB };
 	n = ioctl(vcpu_fd, KVM_SET_MSRS, &m);
 	if (n < 0) {
-		log_error("vCPU %u: KVM_SET_MSRS: %s", index, strerror(errno));
-		return -errno;
+		n = -errno;
+		log_error("vCPU %u: KVM_SET_MSRS: %s", index, strerror(-n));
+		return n;
 	}
 	if (n < 2)
 		log_warn("vCPU %u: KVM accepted %d of 2 boot MSRs (MSR 0x%x refused)",

@@ -21,6 +21,16 @@
 #define X86_IDENTITY_MAP_GPA  0xfffbc000ULL
 #define X86_TSS_GPA           0xfffbd000ULL   /* 3 pages, after the identity map */
 
+/* ioctl, logged by name on failure; errno is read before logging can change it. */
+#define VM_IOCTL(fd, req, arg)                                               \
+	do {                                                                 \
+		if (ioctl(fd, req, arg) < 0) {                               \
+			int e_ = errno;                                      \
+			log_error("%s: %s", #req, strerror(e_));             \
+			return -e_;                                          \
+		}                                                            \
+	} while (0)
+
 static int set_gsi_routing(int vm_fd)
 {
 	struct kvm_irq_routing *r;
@@ -33,7 +43,7 @@ static int set_gsi_routing(int vm_fd)
 	x86_gsi_routes_build(r->entries);
 	if (ioctl(vm_fd, KVM_SET_GSI_ROUTING, r) < 0) {
 		ret = -errno;
-		log_error("KVM_SET_GSI_ROUTING: %s", strerror(errno));
+		log_error("KVM_SET_GSI_ROUTING: %s", strerror(-ret));
 	}
 	free(r);
 	return ret;
@@ -43,28 +53,18 @@ int x86_vm_init(int vm_fd, const struct vm_config *cfg)
 {
 	uint64_t identity = X86_IDENTITY_MAP_GPA;
 	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	int ret;
 
-	if (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_IDENTITY_MAP_ADDR) > 0 &&
-	    ioctl(vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &identity) < 0) {
-		log_error("KVM_SET_IDENTITY_MAP_ADDR: %s", strerror(errno));
-		return -errno;
-	}
-	if (ioctl(vm_fd, KVM_SET_TSS_ADDR, (unsigned long)X86_TSS_GPA) < 0) {
-		log_error("KVM_SET_TSS_ADDR: %s", strerror(errno));
-		return -errno;
-	}
+	if (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_IDENTITY_MAP_ADDR) > 0)
+		VM_IOCTL(vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &identity);
+	VM_IOCTL(vm_fd, KVM_SET_TSS_ADDR, (unsigned long)X86_TSS_GPA);
 	if (cfg->irqchip != IRQCHIP_KERNEL)
 		return 0;
-	if (ioctl(vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		log_error("KVM_CREATE_IRQCHIP: %s", strerror(errno));
-		return -errno;
-	}
+	VM_IOCTL(vm_fd, KVM_CREATE_IRQCHIP, 0);
 	/* The default routing sends GSI 0 to IOAPIC pin 0; the MP table says pin 2. */
-	if (set_gsi_routing(vm_fd))
-		return -EIO;
-	if (ioctl(vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
-		log_error("KVM_CREATE_PIT2: %s", strerror(errno));
-		return -errno;
-	}
+	ret = set_gsi_routing(vm_fd);
+	if (ret)
+		return ret;
+	VM_IOCTL(vm_fd, KVM_CREATE_PIT2, &pit);
 	return 0;
 }
