@@ -23,6 +23,10 @@ CASES = [
     ("pass code, zero tests", 'echo "SUMMARY: 0 tests, 0 failed, 0 skipped"; exit 85', 1),
     ("crash", 'kill -SEGV $$', 1),
     ("hang", 'sleep 30', 1),
+    # expect=abort entry (test "fakeabort"): the guest's failure path.
+    ("abort expected, got it", 'echo "EXCEPTION: vector 6 (#UD)"; exit 29', 0, "fakeabort"),
+    ("abort expected, no message", 'exit 29', 1, "fakeabort"),
+    ("abort expected, got pass", 'echo "SUMMARY: 3 tests, 0 failed, 0 skipped"; exit 85', 1, "fakeabort"),
 ]
 
 
@@ -31,10 +35,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         manifest = os.path.join(tmp, "manifest.txt")
         with open(manifest, "w") as f:
-            f.write("fake fake 1 32M 10\n")
+            f.write("fake fake 1 32M 10\nfakeabort fake 1 32M 10 expect=abort\n")
         open(os.path.join(tmp, "fake.elf"), "w").close()
         fake = os.path.join(tmp, "fake-qemu")
-        for name, body, want in CASES + [("missing vmm", None, 77)]:
+        for case in CASES + [("missing vmm", None, 77)]:
+            name, body, want = case[:3]
+            test = case[3] if len(case) > 3 else "fake"
             qemu = fake if body is not None else os.path.join(tmp, "absent")
             if body is not None:
                 with open(fake, "w") as f:
@@ -42,7 +48,7 @@ def main():
                 os.chmod(fake, stat.S_IRWXU)
             args = [sys.executable, RUNNER, "--vmm", "qemu", "--qemu", qemu,
                     "--manifest", manifest, "--elf-dir", tmp,
-                    "--timeout-scale", "0.2", "fake"]
+                    "--timeout-scale", "0.2", test]
             if body is None:
                 # --qemu pointing nowhere: run-guest must skip, not fail.
                 args[args.index("--qemu") + 1] = ""
