@@ -79,7 +79,8 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 		return r;
 	sw->prev = rq->curr;
 	sw->pulled = 0;
-	if (rq->curr != SCHED_NONE && !ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
+	/* loop: the allowed set may change again while rq is unlocked */
+	while (rq->curr != SCHED_NONE && !ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
 		r = move_forbidden_curr(h, rq, now_ns);
 		if (r)
 			return r;

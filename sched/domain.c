@@ -240,7 +240,7 @@ bool ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcp
 	return pcpu < d->nr_pcpus && sched_cpuset_test(&e->allowed, pcpu);
 }
 
-unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e)
+unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set)
 {
 	unsigned best = SCHED_NONE, best_load = UINT32_MAX;
 
@@ -248,7 +248,7 @@ unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e)
 		struct sched_rq *rq = dom_rq(d, i);
 		unsigned load;
 
-		if (!ent_allowed(d, e, i))
+		if (!sched_cpuset_test(set, i))
 			continue;
 		load = LOAD(rq->nr_queued) + LOAD(rq->ttwu_pending);
 		if (load < best_load) {
@@ -257,6 +257,11 @@ unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e)
 		}
 	}
 	return best;
+}
+
+unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e)
+{
+	return least_loaded_in(d, &e->allowed);
 }
 
 int check_id(struct sched_handle *h, unsigned id)

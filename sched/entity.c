@@ -275,7 +275,8 @@ static void set_weight_locked(struct sched_handle *h, struct sched_rq *rq, uint3
 	e->weight = weight;
 }
 
-int sched_set_weight(struct sched_handle *h, unsigned id, uint32_t weight, uint64_t now_ns)
+static int set_weight_nice(struct sched_handle *h, unsigned id, uint32_t weight, int nice,
+			   uint64_t now_ns)
 {
 	struct sched_ent *e;
 	struct sched_rq *rq;
@@ -287,20 +288,23 @@ int sched_set_weight(struct sched_handle *h, unsigned id, uint32_t weight, uint6
 	if (r)
 		return r;
 	e->base_weight = weight;
+	e->nice = nice;
 	if (!e->idle_class)
 		set_weight_locked(h, rq, id, weight, now_ns);
 	ent_unlock_both(e, rq);
 	return 0;
 }
 
+int sched_set_weight(struct sched_handle *h, unsigned id, uint32_t weight, uint64_t now_ns)
+{
+	return set_weight_nice(h, id, weight, 0, now_ns);
+}
+
 int sched_set_nice(struct sched_handle *h, unsigned id, int nice, uint64_t now_ns)
 {
 	if (nice < -20 || nice > 19)
 		return -EINVAL;
-	int r = sched_set_weight(h, id, sched_nice_to_weight(nice), now_ns);
-	if (!r)
-		dom_ent(h->dom, id)->nice = nice;  /* informational only */
-	return r;
+	return set_weight_nice(h, id, sched_nice_to_weight(nice), nice, now_ns);
 }
 
 int sched_set_idle_class(struct sched_handle *h, unsigned id, bool idle, uint64_t now_ns)

@@ -224,6 +224,7 @@ static inline void sched_kick(struct sched_handle *h, unsigned pcpu)
 bool ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcpu);
 /* Least loaded allowed pCPU (racy read), lowest index on ties. */
 unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e);
+unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set);
 int check_id(struct sched_handle *h, unsigned id);
 /* Entity lock plus the lock of its queue (state is then stable). */
 int ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,

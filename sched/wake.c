@@ -236,29 +236,49 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 		r = -ENOENT;
 		goto out;
 	}
-	r = rq_lock_ent(d, e, &rq);
-	if (r)
-		goto out;
-	e->allowed = set;
-	st = LOAD(e->state);
-	if (ent_allowed(d, e, rq->index) || st == SCHED_ES_BLOCKED) {
+	for (;;) {
+		struct sched_rq *dst;
+
+		r = rq_lock_ent(d, e, &rq);
+		if (r)
+			goto out;
+		st = LOAD(e->state);
+		if (st != SCHED_ES_QUEUED || sched_cpuset_test(&set, rq->index))
+			break;
+		/* Queued where it may no longer run: change the set and move it
+		 * in one critical section, so it is never seen queued there. */
+		dst = dom_rq(d, least_loaded_in(d, &set));
 		sched_unlock(&rq->lock);
+		r = rq_lock2(rq, dst);
+		if (r)
+			goto out;
+		if (LOAD(e->pcpu) != rq->index || LOAD(e->state) != SCHED_ES_QUEUED) {
+			rq_unlock2(rq, dst);
+			continue;              /* moved or picked meanwhile */
+		}
+		e->allowed = set;
+		migrate_locked(h, rq, dst, id, now_ns);
+		if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
+			sched_kick(h, dst->index);
+		rearm_locked(h, rq, now_ns);
+		rearm_locked(h, dst, now_ns);
+		rq_unlock2(rq, dst);
 		goto out;
 	}
-	if (st == SCHED_ES_RUNNING) {          /* moves at its next switch */
+	e->allowed = set;
+	if (ent_allowed(d, e, rq->index) || st == SCHED_ES_BLOCKED) {
+		sched_unlock(&rq->lock);
+	} else if (st == SCHED_ES_RUNNING) {   /* moves at its next switch */
 		resched_locked(h, rq, now_ns);
 		sched_kick(h, rq->index);
 		sched_unlock(&rq->lock);
-	} else if (st == SCHED_ES_WAKING) {    /* choose again among the allowed */
+	} else {                               /* WAKING: choose again */
 		struct sched_wake_result res;
 
 		wake_unlink_locked(d, rq, id);
 		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 		sched_unlock(&rq->lock);
 		r = wake_ent_locked(h, id, now_ns, SCHED_NONE, &res);
-	} else {
-		sched_unlock(&rq->lock);
-		r = migrate_ent(h, id, least_loaded_allowed(d, e), now_ns);
 	}
 out:
 	sched_unlock(&e->lock);
