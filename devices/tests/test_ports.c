@@ -134,15 +134,19 @@ static void test_reset(void)
 	CHECK_EQ(rec.calls, 1);
 	outb(&bus, 0x64, 0xfe);
 	CHECK_EQ(rec.calls, 2);
+	outb(&bus, 0x64, 0xfc);                 /* bits 0 and 1 pulsed */
+	CHECK_EQ(rec.calls, 3);
+	outb(&bus, 0x64, 0xfd);                 /* bit 1 (A20) only */
+	CHECK_EQ(rec.calls, 3);
 	/* Output port write with bit 0 (reset, active low) clear. */
 	outb(&bus, 0x64, 0xd0);
 	CHECK_EQ(inb(&bus, 0x60), 0x03);
 	outb(&bus, 0x64, 0xd1);
 	outb(&bus, 0x60, 0x03);
-	CHECK_EQ(rec.calls, 2);
+	CHECK_EQ(rec.calls, 3);
 	outb(&bus, 0x64, 0xd1);
 	outb(&bus, 0x60, 0x02);
-	CHECK_EQ(rec.calls, 3);
+	CHECK_EQ(rec.calls, 4);
 	reset_destroy(&r);
 
 	/* A failed attach leaves nothing registered. */

@@ -114,6 +114,15 @@ static void test_calendar(void)
 	/* Before the epoch: -1 is Wednesday 1969-12-31 23:59:59. */
 	clk.t = -1;
 	CHECK_TIME(&r, 0x59, 0x59, 0x23, 0x04, 0x31, 0x12, 0x69, 0x19);
+	/* Several days before it: Saturday 1969-12-27 (negative modulo). */
+	clk.t = -5 * 86400;
+	CHECK_TIME(&r, 0x00, 0x00, 0x00, 0x07, 0x27, 0x12, 0x69, 0x19);
+	/* 2000 is a leap year (divisible by 400): Tuesday 29 February is the
+	 * last day of a 400-year era's leap cycle, Wednesday 1 March next. */
+	clk.t = 951782400;
+	CHECK_TIME(&r, 0x00, 0x00, 0x00, 0x03, 0x29, 0x02, 0x00, 0x20);
+	clk.t = 951868800;
+	CHECK_TIME(&r, 0x00, 0x00, 0x00, 0x04, 0x01, 0x03, 0x00, 0x20);
 	/* 2000-01-01 00:00:00 was a Saturday (7). */
 	clk.t = 946684800;
 	CHECK_TIME(&r, 0x00, 0x00, 0x00, 0x07, 0x01, 0x01, 0x00, 0x20);
@@ -185,12 +194,25 @@ static void test_set_clock(void)
 	rtc_write_reg(&r, REG_B, 0x06);
 	CHECK_EQ(rtc_read_reg(&r, HOUR), 15);
 	CHECK_EQ(r.offset_s, 946684800 + 15 * 3600 + 61 - clk.t);
+	/* 12 AM is hour 0, 12 PM hour 12 (BCD 12 h writes). */
+	rtc_write_reg(&r, REG_B, 0x00);
+	rtc_write_reg(&r, HOUR, 0x12);
+	rtc_write_reg(&r, REG_B, 0x02);
+	CHECK_EQ(rtc_read_reg(&r, HOUR), 0x00);
+	rtc_write_reg(&r, REG_B, 0x00);
+	rtc_write_reg(&r, HOUR, 0x92);
+	rtc_write_reg(&r, REG_B, 0x02);
+	CHECK_EQ(rtc_read_reg(&r, HOUR), 0x12);
+	CHECK_EQ(rtc_read_reg(&r, MDAY), 0x01);
+	rtc_write_reg(&r, REG_B, 0x06);
+	rtc_write_reg(&r, HOUR, 15);
 
 	/* An invalid date (month 13) is refused; the clock keeps going. */
 	rtc_write_reg(&r, REG_B, 0x86);
 	rtc_write_reg(&r, MON, 13);
 	rtc_write_reg(&r, REG_B, 0x06);
 	CHECK_EQ(rtc_read_reg(&r, MON), 1);
+	CHECK_EQ(rtc_read_reg(&r, YEAR), 0);
 	CHECK_EQ(rtc_read_reg(&r, HOUR), 15);
 	rtc_destroy(&r);
 }

@@ -90,12 +90,15 @@ static void test_reset_scratch_dlab(void)
 
 	/* DLAB: offsets 0/1 become the divisor latch; THR untouched. */
 	wr(&f, LCR, 0x83);
+	wr(&f, DLM, 0x02);                      /* each byte kept apart */
 	wr(&f, DLL, 0x01);
-	wr(&f, DLM, 0x02);
 	CHECK_EQ(rd(&f, DLL), 0x01);
 	CHECK_EQ(rd(&f, DLM), 0x02);
 	CHECK_EQ(f.u.divisor, 0x0201);
-	CHECK_EQ(rd(&f, IER), 0x02);            /* still DLM */
+	wr(&f, DLL, 0x03);
+	wr(&f, DLM, 0x04);
+	CHECK_EQ(f.u.divisor, 0x0403);
+	CHECK_EQ(rd(&f, IER), 0x04);            /* still DLM */
 	CHECK_EQ(f.out.len, 0);                 /* DLL write was no THR */
 	wr(&f, LCR, 0x03);
 	CHECK_EQ(rd(&f, LCR), 0x03);
@@ -205,9 +208,13 @@ static void test_fifo(void)
 	CHECK_EQ(uart_input(&f.u, data, 5), 5);
 	CHECK_EQ(rd(&f, IIR), 0xcc);            /* below trigger: timeout */
 	CHECK_EQ(f.irq.level, 1);
-	CHECK_EQ(uart_input(&f.u, data + 5, 35), 35);
+	CHECK_EQ(uart_input(&f.u, data + 5, 8), 8);
+	CHECK_EQ(rd(&f, IIR), 0xcc);            /* 13: still below */
+	CHECK_EQ(uart_input(&f.u, data + 13, 1), 1);
+	CHECK_EQ(rd(&f, IIR), 0xc4);            /* 14: at the trigger */
+	CHECK_EQ(uart_input(&f.u, data + 14, 26), 26);
 	CHECK_EQ(f.u.fifo_count, 16);           /* FIFO full, rest buffered */
-	CHECK_EQ(rd(&f, IIR), 0xc4);            /* at/above trigger */
+	CHECK_EQ(rd(&f, IIR), 0xc4);
 	CHECK_EQ(rd(&f, LSR) & 0x02, 0);        /* host input never overruns */
 	for (unsigned i = 0; i < sizeof(data); i++)
 		CHECK_EQ(rd(&f, RBR), data[i]);
