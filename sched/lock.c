@@ -14,11 +14,25 @@
 #include "sched/internal.h"
 
 static __thread int32_t self_tid;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child inherits the forking thread's cached tid: forget it. */
+static void forget_tid(void)
+{
+	self_tid = 0;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_tid);
+}
 
 static int32_t sched_self_tid(void)
 {
-	if (!self_tid)
+	if (!self_tid) {
+		pthread_once(&atfork_once, register_atfork);
 		self_tid = (int32_t)syscall(SYS_gettid);
+	}
 	return self_tid;
 }
 

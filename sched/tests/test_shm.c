@@ -74,7 +74,9 @@ int main(void)
 	pid = fork();
 	if (pid == 0) {
 		struct sched_domain *d = m2;
-		_exit(sched_lock(&dom_rq(d, 0)->lock) ? 1 : 0);
+		struct sched_lock *l = &dom_rq(d, 0)->lock;
+		/* the child's own tid, not the parent's cached one */
+		_exit(sched_lock(l) || l->owner_tid != getpid() ? 1 : 0);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	      WEXITSTATUS(status) == 0);
