@@ -1,6 +1,6 @@
 # Sourced by scripts/demo and scripts/test: install the Debian packages the
 # build, the tests and the guest image need, only those that are missing.
-DEPS_PACKAGES="gcc meson ninja-build pkg-config python3 qemu-system-x86 gnuplot-nox busybox-static cpio libjson-c-dev"
+DEPS_PACKAGES="gcc meson ninja-build pkg-config python3 qemu-system-x86 gnuplot-nox busybox-static cpio libjson-c-dev xz-utils zstd"
 
 deps_install() {
 	local missing=()
