@@ -151,4 +151,13 @@ static inline void tcheck(struct tdom *t, const char *where)
 	}
 }
 
+/* sched_schedule, and the entity expected to run next */
+static inline void tsched(struct tdom *t, unsigned pcpu, uint64_t now, uint32_t expect)
+{
+	struct sched_switch sw;
+
+	CHECK_EQ(sched_schedule(&t->h, pcpu, now, &sw), 0);
+	CHECK_EQ(sw.next, expect);
+}
+
 #endif
