@@ -36,6 +36,16 @@ static int64_t floor_div(s128 A, uint64_t W)
 	return (int64_t)(A / (s128)W);
 }
 
+/* Callers' clocks may disagree by a little (one now_ns per thread): a
+ * negative interval counts as zero rather than wrapping. */
+static void account_wait(struct sched_ent *e, uint64_t now_ns)
+{
+	int64_t w = (int64_t)(now_ns - e->wait_start_ns);
+
+	if (w > 0)
+		e->sum_wait_ns += (uint64_t)w;
+}
+
 static void sum_add(struct sched_rq *rq, const struct sched_ent *e)
 {
 	rq->sum_wkey += (s128)e->weight * key(rq, e->vruntime);
@@ -276,7 +286,7 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 	} else {
 		tree_remove(dom_ents(d), &rq->root, id);
 		sum_sub(rq, e);
-		e->sum_wait_ns += now_ns - e->wait_start_ns;
+		account_wait(e, now_ns);
 	}
 	STORE(rq->nr_queued, rq->nr_queued - 1);
 	if (!e->idle_class)
@@ -343,7 +353,7 @@ void set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	ASSERT_HELD(&rq->lock);
 	tree_remove(dom_ents(d), &rq->root, id);
 	sum_sub(rq, e);
-	e->sum_wait_ns += now_ns - e->wait_start_ns;
+	account_wait(e, now_ns);
 	e->exec_start_ns = now_ns;
 	e->nr_switches++;
 	rq->nr_switches++;

@@ -372,6 +372,51 @@ static void test_preempt_short_and_timer(void)
 	tdom_free(t);
 }
 
+/* Always-runnable entities share one pCPU in proportion to weight, and no
+ * lag ever exceeds the clamp bound. 100 us ticks for 3 s. */
+static void test_fair_share(void)
+{
+	static const uint32_t w[3] = { 2048, 1024, 335 };
+	struct tdom *t = tdom_new(1, 4, NULL);
+	unsigned id[3];
+	uint64_t now = 0, total = 0;
+
+	for (int i = 0; i < 3; i++) {
+		id[i] = tdom_add(t, 0, w[i], false);
+		sched_wake(&t->h, id[i], 0, 0, NULL);
+	}
+	sched_schedule(&t->h, 0, 0, NULL);
+	while (now < 3000 * MS) {
+		now += 100000;
+		if (sched_tick(&t->h, 0, now))
+			sched_schedule(&t->h, 0, now, NULL);
+		for (int i = 0; i < 3; i++) {
+			int64_t lag = tinfo(t, id[i]).lag;
+			/* (slice 3 ms + tick 1 ms) * 1024/w, plus one 100 us step */
+			int64_t bound = (int64_t)((4 * MS + 100000) * 1024 / w[i]);
+			if (lag > bound || lag < -bound) {
+				fprintf(stderr, "entity %d lag %lld beyond %lld\n", i, (long long)lag,
+					(long long)bound);
+				test_failures++;
+				now = 3000 * MS;
+			}
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		total += tinfo(t, id[i]).sum_exec_ns;
+	CHECK_EQ(total, 3000 * MS);
+	for (int i = 0; i < 3; i++) {
+		double share = (double)tinfo(t, id[i]).sum_exec_ns / (double)total;
+		double want = (double)w[i] / (2048 + 1024 + 335);
+		if (share < want * 0.99 || share > want * 1.01) {
+			fprintf(stderr, "entity %d share %.4f, want %.4f\n", i, share, want);
+			test_failures++;
+		}
+	}
+	tcheck(t, __func__);
+	tdom_free(t);
+}
+
 int main(void)
 {
 	test_avg_floor_and_eligible();
@@ -384,6 +429,7 @@ int main(void)
 	test_rel_deadline_migration();
 	test_yield();
 	test_preempt_short_and_timer();
+	test_fair_share();
 	if (test_failures) {
 		fprintf(stderr, "test_eevdf: %d check(s) failed\n", test_failures);
 		return 1;
