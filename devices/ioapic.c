@@ -144,7 +144,7 @@ void ioapic_set_irq(struct ioapic *io, unsigned pin, int level)
 {
 	struct ioapic_send s;
 	unsigned n = 0;
-	uint32_t bit = 1u << pin;
+	uint32_t bit;
 	bool was;
 
 	if (pin >= IOAPIC_PINS) {
@@ -152,6 +152,7 @@ void ioapic_set_irq(struct ioapic *io, unsigned pin, int level)
 			 "ignored", pin, IOAPIC_PINS);
 		return;
 	}
+	bit = 1u << pin;
 	pthread_mutex_lock(&io->lock);
 	was = io->asserted & bit;
 	io->asserted = level ? io->asserted | bit : io->asserted & ~bit;

@@ -280,7 +280,9 @@ bool lapic_has_event(struct lapic *l);
  * then stop (one-shot, TSC-deadline) or re-arm periodic at the next
  * multiple of the period after the previous deadline (no drift; periods
  * the host missed coalesce, as in IRR). A call before the deadline only
- * re-arms. Kicks the vCPU if it set IRR.
+ * re-arms. It always ends with one arm_timer call stating what is armed
+ * now (LAPIC_NO_DEADLINE included), since the host's deadline was used up.
+ * Kicks the vCPU if it set IRR.
  */
 void lapic_timer_expire(struct lapic *l, uint64_t now_ns);
 

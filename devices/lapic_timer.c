@@ -46,17 +46,23 @@ static uint64_t host_deadline_locked(const struct lapic *l)
 	return l->timer_next_ns;
 }
 
-/* Tell the host when to call lapic_timer_expire, if that changed. */
-static void publish_locked(struct lapic *l)
+/* Tell the host when to call lapic_timer_expire, if that changed (or,
+ * with force, in any case). */
+static void publish_force_locked(struct lapic *l, bool force)
 {
 	const struct apic_bus_ops *ops = l->bus->ops;
 	uint64_t want = host_deadline_locked(l);
 
-	if (want == l->timer_armed_ns)
+	if (want == l->timer_armed_ns && !force)
 		return;
 	l->timer_armed_ns = want;
 	if (ops && ops->arm_timer)
 		ops->arm_timer(l->bus->opaque, l->index, want);
+}
+
+static void publish_locked(struct lapic *l)
+{
+	publish_force_locked(l, false);
 }
 
 /*
@@ -247,11 +253,10 @@ void lapic_timer_expire(struct lapic *l, uint64_t now_ns)
 	bool fired;
 
 	lapic_lock(l);
-	/* The host's deadline fired and is gone: whatever is still due
-	 * (an early call, the next period) is armed again. */
-	l->timer_armed_ns = LAPIC_NO_DEADLINE;
 	fired = advance_locked(l, now_ns);
-	publish_locked(l);
+	/* The host's deadline fired and is gone: say what is due now (the
+	 * same deadline after an early call, the next period, or none). */
+	publish_force_locked(l, true);
 	lapic_unlock(l);
 	if (fired && ops && ops->kick)
 		ops->kick(l->bus->opaque, l->index);
