@@ -22,7 +22,7 @@
 #define ROUNDS 3000
 #define PING(from) (0x40 + (from))      /* ping from vCPU `from` */
 #define PONG(from) (0x80 + (from))      /* answer from vCPU `from` */
-#define HALT_TIMEOUT_S 20
+#define HALT_TIMEOUT_S 10
 
 struct vcpu {
 	pthread_mutex_t m;
