@@ -25,13 +25,15 @@ static bool pullable(const struct sched_ent *e, uint32_t id, void *arg)
 	struct pull_arg *a = arg;
 
 	(void)id;
-	return ent_allowed(a->d, e, a->dst) &&
+	return !e->delayed && ent_allowed(a->d, e, a->dst) &&
 	       (!a->need_eligible || eligible_locked(a->d, a->src, e->vruntime));
 }
 
 static unsigned waiting(struct sched_rq *rq)
 {
-	return LOAD(rq->nr_queued) - (LOAD(rq->curr) != SCHED_NONE);
+	unsigned n = rq_runnable(rq);
+
+	return n - (n && LOAD(rq->curr) != SCHED_NONE);
 }
 
 int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
@@ -66,7 +68,7 @@ int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 		r = rq_lock2(rq, src);
 		if (r)
 			return r;
-		if (rq->nr_queued) {           /* work arrived meanwhile */
+		if (rq->nr_queued != rq->nr_delayed) {  /* work arrived meanwhile */
 			rq_unlock2(rq, src);
 			return 0;
 		}
@@ -97,10 +99,10 @@ int sched_balance(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 	if (pcpu >= d->nr_pcpus)
 		return -EINVAL;
 	rq = dom_rq(d, pcpu);
-	mine = LOAD(rq->nr_queued);
+	mine = rq_runnable(rq);
 	bq = mine + 1;
 	for (unsigned i = 0; i < d->nr_pcpus; i++) {
-		unsigned q = LOAD(dom_rq(d, i)->nr_queued);
+		unsigned q = rq_runnable(dom_rq(d, i));
 
 		if (i != pcpu && q > bq) {
 			best = i;
@@ -113,7 +115,8 @@ int sched_balance(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 	r = rq_lock2(rq, src);
 	if (r)
 		return r;
-	while (src->nr_queued >= rq->nr_queued + 2 && moved < 32) {
+	while (src->nr_queued - src->nr_delayed >= rq->nr_queued - rq->nr_delayed + 2 &&
+	       moved < 32) {
 		uint32_t id = tree_find(dom_ents(d), src->root, true, pullable, &a);
 
 		if (id == SCHED_NONE)

@@ -18,7 +18,7 @@ struct checker {
 	int bad;
 	s128 sum_wkey;
 	uint64_t sum_w;
-	unsigned count, normal;
+	unsigned count, normal, delayed;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -86,7 +86,8 @@ static int check_tree(struct checker *c, struct sched_rq *rq, uint32_t n, uint32
 	c->sum_wkey += (s128)e->weight * (int64_t)(e->vruntime - rq->v0);
 	c->sum_w += e->weight;
 	c->count++;
-	c->normal += !e->idle_class;
+	c->normal += !e->idle_class && !e->delayed;
+	c->delayed += e->delayed;
 	return e->height;
 }
 
@@ -125,7 +126,7 @@ static void check_rq(struct checker *c, struct sched_rq *rq)
 
 	c->sum_wkey = 0;
 	c->sum_w = 0;
-	c->count = c->normal = 0;
+	c->count = c->normal = c->delayed = 0;
 	check_tree(c, rq, rq->root, SCHED_NONE, SCHED_NONE);
 	if (c->sum_wkey != rq->sum_wkey || c->sum_w != rq->sum_w)
 		fail(c, "rq %u: sums differ from the tree (sum_w %llu vs %llu)", rq->index,
@@ -135,15 +136,18 @@ static void check_rq(struct checker *c, struct sched_rq *rq)
 
 		if (c->seen[rq->curr]++)
 			fail(c, "rq %u: curr %u is also in the tree", rq->index, rq->curr);
-		if (LOAD(e->state) != SCHED_ES_RUNNING || LOAD(e->pcpu) != rq->index)
-			fail(c, "rq %u: curr %u state %u pcpu %u", rq->index, rq->curr,
-			     LOAD(e->state), LOAD(e->pcpu));
+		if (LOAD(e->state) != SCHED_ES_RUNNING || LOAD(e->pcpu) != rq->index ||
+		    e->delayed)
+			fail(c, "rq %u: curr %u state %u pcpu %u delayed %u", rq->index, rq->curr,
+			     LOAD(e->state), LOAD(e->pcpu), e->delayed);
 		c->count++;
 		c->normal += !e->idle_class;
 	}
-	if (c->count != rq->nr_queued || c->normal != rq->nr_normal)
-		fail(c, "rq %u: nr_queued %u/%u nr_normal %u/%u", rq->index, rq->nr_queued,
-		     c->count, rq->nr_normal, c->normal);
+	if (c->count != rq->nr_queued || c->normal != rq->nr_normal ||
+	    c->delayed != rq->nr_delayed)
+		fail(c, "rq %u: nr_queued %u/%u nr_normal %u/%u nr_delayed %u/%u", rq->index,
+		     rq->nr_queued, c->count, rq->nr_normal, c->normal, rq->nr_delayed,
+		     c->delayed);
 	nw = check_list(c, rq, rq->wake_head, rq->wake_tail);
 	nd = check_list(c, rq, rq->drain_head, rq->drain_tail);
 	if (nw != rq->nr_wake || nd != rq->nr_drain)
@@ -153,7 +157,7 @@ static void check_rq(struct checker *c, struct sched_rq *rq)
 		fail(c, "rq %u: wakeups listed but ttwu_pending clear", rq->index);
 	if (nd && !rq->ttwu_pending && !feat(d, SCHED_FEAT_TTWU_PENDING_EARLY_CLEAR))
 		fail(c, "rq %u: wakeups being drained but ttwu_pending clear", rq->index);
-	idle = rq->curr == SCHED_NONE && rq->nr_queued == 0 && !rq->ttwu_pending;
+	idle = rq->curr == SCHED_NONE && rq->nr_queued == rq->nr_delayed && !rq->ttwu_pending;
 	idle_normal = rq->nr_normal == 0 && !rq->ttwu_pending;
 	if (((LOAD(d->idle_mask[w]) & bit) != 0) != idle ||
 	    ((LOAD(d->idle_normal_mask[w]) & bit) != 0) != idle_normal)

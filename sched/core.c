@@ -16,15 +16,21 @@ int sched_block(struct sched_handle *h, unsigned id, uint64_t now_ns)
 	if (r)
 		return r;
 	st = LOAD(e->state);
-	if (st == SCHED_ES_BLOCKED) {
+	if (st == SCHED_ES_BLOCKED || e->delayed) {
 		r = -EALREADY;
 	} else if (st == SCHED_ES_WAKING) {
 		wake_unlink_locked(h->dom, rq, id);
 		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 	} else {
 		update_curr_locked(h, rq, now_ns);
-		dequeue_locked(h, rq, id, true, now_ns);
-		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
+		/* (never delay on a pCPU it may no longer run on) */
+		if (feat(h->dom, SCHED_FEAT_DELAY_DEQUEUE) && ent_allowed(h->dom, e, rq->index) &&
+		    !eligible_locked(h->dom, rq, e->vruntime)) {
+			delay_dequeue_locked(h, rq, id, now_ns);
+		} else {
+			dequeue_locked(h, rq, id, true, now_ns);
+			STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
+		}
 		rearm_locked(h, rq, now_ns);
 	}
 	ent_unlock_both(e, rq);
@@ -86,7 +92,7 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 			return r;
 	}
 	update_curr_locked(h, rq, now_ns);
-	if (rq->nr_queued == 0) {
+	if (rq->nr_queued == rq->nr_delayed) {  /* nothing runnable */
 		sched_unlock(&rq->lock);
 		r = balance_newidle(h, pcpu, now_ns);
 		sw->pulled = r > 0 ? (uint32_t)r : 0;
@@ -96,7 +102,17 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 		update_curr_locked(h, rq, now_ns);
 	}
 	prev = rq->curr;
-	next = rq->nr_queued ? pick_eevdf_locked(d, rq, true) : SCHED_NONE;
+	for (;;) {
+		next = rq->nr_queued ? pick_eevdf_locked(d, rq, true) : SCHED_NONE;
+		if (next == SCHED_NONE || !dom_ent(d, next)->delayed)
+			break;
+		/* A delayed sleeper came up: finish its dequeue, pick again.
+		 * This enters BLOCKED without the entity lock: release, so a
+		 * waker that sees BLOCKED (acquire) sees the saved lag too. */
+		dequeue_locked(h, rq, next, true, now_ns);
+		__atomic_store_n(&dom_ent(d, next)->state, (uint32_t)SCHED_ES_BLOCKED,
+				 __ATOMIC_RELEASE);
+	}
 	if (next != prev) {
 		if (prev != SCHED_NONE)
 			put_prev_locked(h, rq, now_ns);
@@ -172,6 +188,8 @@ int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t
 			continue;
 		}
 		st = LOAD(e->state);
+		if (st == SCHED_ES_QUEUED && e->delayed)
+			st = SCHED_ES_WAKING;          /* asleep: report -EBUSY */
 		if (st != SCHED_ES_QUEUED || !ent_allowed(d, e, dst_pcpu)) {
 			rq_unlock2(src, dst);
 			return st == SCHED_ES_FREE ? -ENOENT :
@@ -217,11 +235,12 @@ int sched_pcpu_get_info(struct sched_handle *h, unsigned pcpu, struct sched_pcpu
 	if (r)
 		return r;
 	o->curr = rq->curr;
-	o->nr_queued = rq->nr_queued;
+	o->nr_queued = rq->nr_queued - rq->nr_delayed;
+	o->nr_delayed = rq->nr_delayed;
 	o->nr_waking = rq->nr_wake + rq->nr_drain;
 	o->ttwu_pending = rq->ttwu_pending != 0;
 	o->need_resched = rq->need_resched != 0;
-	o->idle = rq->curr == SCHED_NONE && rq->nr_queued == 0 && !rq->ttwu_pending;
+	o->idle = rq->curr == SCHED_NONE && o->nr_queued == 0 && !rq->ttwu_pending;
 	o->avg_vruntime = avg_vruntime_peek(h->dom, rq);
 	o->busy_ns = rq->busy_ns;
 	o->nr_switches = rq->nr_switches;

@@ -250,7 +250,7 @@ unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set)
 
 		if (!sched_cpuset_test(set, i))
 			continue;
-		load = LOAD(rq->nr_queued) + LOAD(rq->ttwu_pending);
+		load = rq_runnable(rq) + LOAD(rq->ttwu_pending);
 		if (load < best_load) {
 			best = i;
 			best_load = load;

@@ -257,6 +257,7 @@ void enqueue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, un
 	tree_insert(dom_ents(d), &rq->root, id);
 	sum_add(rq, e);
 	e->wait_start_ns = now_ns;
+	e->delayed = 0;
 	STORE(e->pcpu, rq->index);
 	STORE(e->state, (uint32_t)SCHED_ES_QUEUED);
 	STORE(rq->nr_queued, rq->nr_queued + 1);
@@ -275,9 +276,21 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 	struct sched_ent *e = E(d, id);
 	uint64_t V;
 
+	bool was_delayed = e->delayed;
+
 	ASSERT_HELD(&rq->lock);
 	V = avg_vruntime_locked(d, rq);
 	e->vlag = lag_clamped_locked(d, rq, e, V);
+	if (was_delayed) {
+		/* it slept until eligible: keep no credit from that (the
+		 * kernel's DELAY_ZERO) */
+		if (e->vlag > 0)
+			e->vlag = 0;
+		e->delayed = 0;
+		STORE(rq->nr_delayed, rq->nr_delayed - 1);
+	} else if (!e->idle_class) {
+		STORE(rq->nr_normal, rq->nr_normal - 1);
+	}
 	e->has_rel_deadline = !sleep && feat(d, SCHED_FEAT_PLACE_REL_DEADLINE);
 	e->rel_deadline = (int64_t)(e->deadline - e->vruntime);
 	if (rq->curr == id) {
@@ -286,11 +299,10 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 	} else {
 		tree_remove(dom_ents(d), &rq->root, id);
 		sum_sub(rq, e);
-		account_wait(e, now_ns);
+		if (!was_delayed)              /* a delayed one was asleep */
+			account_wait(e, now_ns);
 	}
 	STORE(rq->nr_queued, rq->nr_queued - 1);
-	if (!e->idle_class)
-		STORE(rq->nr_normal, rq->nr_normal - 1);
 	rq_idle_update_locked(d, rq);
 	sched_trace(h, SCHED_TRACE_DEQUEUE, rq->index, id, SCHED_NONE, e->vlag, sleep, now_ns);
 }
@@ -504,6 +516,44 @@ void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 		h->ops->arm_timer(h->opaque, rq->index, t);
 }
 
+void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			  uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_ent *e = E(d, id);
+
+	ASSERT_HELD(&rq->lock);
+	if (rq->curr == id) {
+		put_prev_locked(h, rq, now_ns);
+		rq->need_resched = 1;
+	}
+	e->delayed = 1;
+	STORE(rq->nr_delayed, rq->nr_delayed + 1);
+	if (!e->idle_class)
+		STORE(rq->nr_normal, rq->nr_normal - 1);
+	rq_idle_update_locked(d, rq);
+	sched_trace(h, SCHED_TRACE_DEQUEUE, rq->index, id, SCHED_NONE,
+		    (int64_t)(avg_vruntime_peek(d, rq) - e->vruntime), 2, now_ns);
+}
+
+void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			    uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_ent *e = E(d, id);
+
+	ASSERT_HELD(&rq->lock);
+	e->delayed = 0;
+	e->wait_start_ns = now_ns;
+	STORE(rq->nr_delayed, rq->nr_delayed - 1);
+	if (!e->idle_class)
+		STORE(rq->nr_normal, rq->nr_normal + 1);
+	rq_idle_update_locked(d, rq);
+	sched_trace(h, SCHED_TRACE_ENQUEUE, rq->index, id, SCHED_NONE,
+		    (int64_t)(avg_vruntime_peek(d, rq) - e->vruntime),
+		    (int64_t)(e->deadline - e->vruntime), now_ns);
+}
+
 void migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
 		    uint32_t id, uint64_t now_ns)
 {
@@ -522,7 +572,7 @@ void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq)
 	unsigned w = rq->index / 64;
 	uint64_t bit = 1ull << (rq->index % 64);
 	bool pending = rq->ttwu_pending != 0;
-	bool idle = rq->curr == SCHED_NONE && rq->nr_queued == 0 && !pending;
+	bool idle = rq->curr == SCHED_NONE && rq->nr_queued == rq->nr_delayed && !pending;
 	bool idle_normal = rq->nr_normal == 0 && !pending;
 
 	if (((LOAD(d->idle_mask[w]) & bit) != 0) != idle) {

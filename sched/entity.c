@@ -320,7 +320,7 @@ int sched_set_idle_class(struct sched_handle *h, unsigned id, bool idle, uint64_
 	if (e->idle_class != idle) {
 		set_weight_locked(h, rq, id, idle ? SCHED_IDLE_WEIGHT : e->base_weight, now_ns);
 		e->idle_class = idle;
-		if (st == SCHED_ES_QUEUED || st == SCHED_ES_RUNNING) {
+		if ((st == SCHED_ES_QUEUED && !e->delayed) || st == SCHED_ES_RUNNING) {
 			STORE(rq->nr_normal, idle ? rq->nr_normal - 1 : rq->nr_normal + 1);
 			rq_idle_update_locked(h->dom, rq);
 		}
@@ -367,12 +367,14 @@ int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_enti
 		return r;
 	st = LOAD(e->state);
 	memset(o, 0, sizeof(*o));
-	o->state = st;
+	o->delayed = st == SCHED_ES_QUEUED && e->delayed;
+	o->state = o->delayed ? SCHED_ES_BLOCKED : st;
 	o->pcpu = st == SCHED_ES_BLOCKED && e->never_placed ? SCHED_NONE : e->pcpu;
 	o->weight = e->weight;
 	o->idle_class = e->idle_class;
 	o->custom_slice = e->custom_slice;
-	o->preempted = st == SCHED_ES_QUEUED && feat(h->dom, SCHED_FEAT_PV_PREEMPTED);
+	o->preempted = st == SCHED_ES_QUEUED && !e->delayed &&
+		       feat(h->dom, SCHED_FEAT_PV_PREEMPTED);
 	o->slice_ns = e->slice_ns;
 	o->vruntime = e->vruntime;
 	o->deadline = e->deadline;

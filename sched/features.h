@@ -47,9 +47,10 @@
 	/* Reproduce the pre-2022 bug: clear ttwu_pending before the listed   \
 	 * vCPUs are enqueued, opening the window of seed 002. A/B only. */    \
 	F(TTWU_PENDING_EARLY_CLEAR, 0)                                        \
-	/* Keep a non-eligible sleeper queued until it would be picked, so it \
-	 * cannot shed negative lag by sleeping. Not implemented yet: setting \
-	 * it is accepted and has no effect (see sched.h). */                  \
+	/* Keep a non-eligible sleeper queued (still counted in V) until it   \
+	 * would be picked: it pays off its negative lag in the queue instead \
+	 * of carrying it through the sleep, then leaves with lag 0. A wake   \
+	 * before that requeues it in place. Off by default, as the spec. */  \
 	F(DELAY_DEQUEUE, 0)                                                   \
 	/* Report "preempted" for a runnable vCPU waiting in a queue, so the  \
 	 * host can set the guest's steal-time preempted byte and the guest   \

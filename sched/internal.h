@@ -55,6 +55,7 @@ struct sched_ent {
 	uint8_t custom_slice;
 	uint8_t never_placed;                  /* first enqueue still to come */
 	uint8_t has_rel_deadline;
+	uint8_t delayed;                       /* DELAY_DEQUEUE: asleep, still queued */
 	int32_t nice;
 
 	uint64_t exec_start_ns;
@@ -75,7 +76,8 @@ struct sched_rq {
 	uint32_t root;                         /* tree of queued entities, not curr */
 	uint32_t curr;                         /* atomic */
 	uint32_t nr_queued;                    /* tree + curr, atomic */
-	uint32_t nr_normal;                    /* non-idle-class among them, atomic */
+	uint32_t nr_delayed;                   /* asleep in the tree (DELAY_DEQUEUE), atomic */
+	uint32_t nr_normal;                    /* runnable non-idle-class, atomic */
 	uint32_t ttwu_pending;                 /* atomic */
 	uint32_t wake_head, wake_tail, nr_wake;     /* pushed by wakers */
 	uint32_t drain_head, drain_tail, nr_drain;  /* taken, not yet enqueued */
@@ -207,6 +209,18 @@ bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t
 void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
 void resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
 void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+/* DELAY_DEQUEUE: a non-eligible sleeper stays in the tree, marked delayed,
+ * until it is picked (then dequeued for real) or woken (requeued in place). */
+void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			  uint64_t now_ns);
+void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			    uint64_t now_ns);
+/* Runnable entities of a queue (delayed sleepers excluded); racy read. */
+static inline unsigned rq_runnable(struct sched_rq *rq)
+{
+	int n = (int)LOAD(rq->nr_queued) - (int)LOAD(rq->nr_delayed);
+	return n > 0 ? (unsigned)n : 0;
+}
 /* Recompute this pCPU's bits in the idle masks. */
 void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq);
 /* Move a queued (in-tree) entity; both rq locks held. */

@@ -210,6 +210,8 @@ struct sched_entity_info {
 	bool idle_class;
 	bool custom_slice;
 	bool preempted;                /* PV: runnable and waiting (PV_PREEMPTED) */
+	bool delayed;                  /* DELAY_DEQUEUE: asleep (state BLOCKED) but
+					* still queued until picked or woken */
 	uint64_t slice_ns;
 	uint64_t vruntime;
 	uint64_t deadline;
@@ -307,6 +309,7 @@ int sched_balance(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 struct sched_pcpu_info {
 	uint32_t curr;                 /* SCHED_NONE if none */
 	uint32_t nr_queued;            /* runnable entities incl. curr */
+	uint32_t nr_delayed;           /* DELAY_DEQUEUE sleepers still queued */
 	uint32_t nr_waking;            /* on the wake list / being drained */
 	bool ttwu_pending;
 	bool need_resched;

@@ -49,7 +49,8 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
-	uint32_t st = LOAD(e->state);
+	/* acquire: pairs with the delayed dequeue's release in sched_schedule */
+	uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
 	unsigned prev, target;
 	struct sched_rq *rq;
 	bool idle;
@@ -60,6 +61,28 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 	res->pcpu = LOAD(e->pcpu);
 	if (st == SCHED_ES_FREE)
 		return -ENOENT;
+	if (st == SCHED_ES_QUEUED) {
+		/* A delayed sleeper is requeued where it is. Its final dequeue
+		 * (at a pick) needs only the rq lock: look again under it. */
+		r = rq_lock_ent(d, e, &rq);
+		if (r)
+			return r;
+		st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+		res->how = SCHED_WAKE_ALREADY;
+		if (st == SCHED_ES_QUEUED && e->delayed) {
+			update_curr_locked(h, rq, now_ns);
+			requeue_delayed_locked(h, rq, id, now_ns);
+			res->how = SCHED_WAKE_ENQUEUED;
+			res->pcpu = rq->index;
+			res->preempt = wakeup_preempt_locked(h, rq, id, now_ns);
+			if (rq->curr == SCHED_NONE)
+				sched_kick(h, rq->index);
+			rearm_locked(h, rq, now_ns);
+		}
+		sched_unlock(&rq->lock);
+		if (st != SCHED_ES_BLOCKED)    /* else: dequeued meanwhile, wake it */
+			return 0;
+	}
 	if (st != SCHED_ES_BLOCKED) {
 		res->how = SCHED_WAKE_ALREADY;
 		return 0;
@@ -245,6 +268,15 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 		st = LOAD(e->state);
 		if (st != SCHED_ES_QUEUED || sched_cpuset_test(&set, rq->index))
 			break;
+		if (e->delayed) {              /* asleep: just finish the dequeue */
+			update_curr_locked(h, rq, now_ns);
+			dequeue_locked(h, rq, id, true, now_ns);
+			STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
+			e->allowed = set;
+			rearm_locked(h, rq, now_ns);
+			sched_unlock(&rq->lock);
+			goto out;
+		}
 		/* Queued where it may no longer run: change the set and move it
 		 * in one critical section, so it is never seen queued there. */
 		dst = dom_rq(d, least_loaded_in(d, &set));

@@ -95,6 +95,14 @@ int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, struct sched_w
 	res->pcpu = e->pcpu;
 	if (e->st == SCHED_ES_FREE)
 		return -ENOENT;
+	if (e->st == SCHED_ES_QUEUED && e->delayed) {
+		rm_update_curr(r, prev, now);
+		e->delayed = false;
+		res->how = SCHED_WAKE_ENQUEUED;
+		res->pcpu = prev;
+		res->preempt = rm_wakeup_preempt(r, prev, id);
+		return 0;
+	}
 	if (e->st != SCHED_ES_BLOCKED) {
 		res->how = SCHED_WAKE_ALREADY;
 		return 0;
@@ -157,7 +165,7 @@ int ref_block(struct ref *r, int id, uint64_t now)
 
 	if (e->st == SCHED_ES_FREE)
 		return -ENOENT;
-	if (e->st == SCHED_ES_BLOCKED)
+	if (e->st == SCHED_ES_BLOCKED || e->delayed)
 		return -EALREADY;
 	if (e->st == SCHED_ES_WAKING) {
 		unlink_wake(r, e->pcpu, id);
@@ -165,6 +173,14 @@ int ref_block(struct ref *r, int id, uint64_t now)
 		return 0;
 	}
 	rm_update_curr(r, e->pcpu, now);
+	if (FEAT(DELAY_DEQUEUE) && rm_allowed(r, id, e->pcpu) && !rm_eligible(r, e->pcpu, e->v)) {
+		if (r->q[e->pcpu].curr == id) {
+			rm_put_prev(r, e->pcpu);
+			r->q[e->pcpu].resched = true;
+		}
+		e->delayed = true;
+		return 0;
+	}
 	rm_dequeue(r, e->pcpu, id, true);
 	return 0;
 }
@@ -181,7 +197,8 @@ static int newidle(struct ref *r, unsigned p, uint64_t now)
 			unsigned w;
 			if (i == p || tried[i])
 				continue;
-			w = rm_nr_queued(r, i) - (r->q[i].curr != NONE);
+			w = rm_runnable(r, i);
+			w -= w && r->q[i].curr != NONE;
 			if (w > bw) {
 				best = (int)i;
 				bw = w;
@@ -194,7 +211,7 @@ static int newidle(struct ref *r, unsigned p, uint64_t now)
 		for (int pass = 0; pass < 2 && id == NONE; pass++)
 			for (int i = 0; i < REF_MAX_ENTS; i++)
 				if (rm_in_tree(r, i, (unsigned)best) && rm_allowed(r, i, p) &&
-				    (pass || rm_eligible_in(&l, r->e[i].v)) &&
+				    !r->e[i].delayed && (pass || rm_eligible_in(&l, r->e[i].v)) &&
 				    (id == NONE || rm_tree_less(r, i, id)))
 					id = i;
 		if (id != NONE) {
@@ -223,10 +240,15 @@ int ref_schedule(struct ref *r, unsigned p, uint64_t now, struct sched_switch *s
 		rm_wakeup_preempt(r, dst, id);
 	}
 	rm_update_curr(r, p, now);
-	if (rm_nr_queued(r, p) == 0)
+	if (rm_runnable(r, p) == 0)
 		sw->pulled = (uint32_t)newidle(r, p, now);
 	prev = q->curr;
-	next = rm_nr_queued(r, p) ? rm_pick(r, p, true) : NONE;
+	for (;;) {
+		next = rm_nr_queued(r, p) ? rm_pick(r, p, true) : NONE;
+		if (next == NONE || !r->e[next].delayed)
+			break;
+		rm_dequeue(r, p, next, true);
+	}
 	if (next != prev) {
 		if (prev != NONE)
 			rm_put_prev(r, p);
@@ -269,6 +291,8 @@ int ref_migrate(struct ref *r, int id, unsigned dst, uint64_t now)
 		return -ENOENT;
 	if (e->pcpu == dst)
 		return 0;
+	if (e->delayed)
+		return -EBUSY;
 	if (e->st != SCHED_ES_QUEUED || !rm_allowed(r, id, dst))
 		return e->st == SCHED_ES_QUEUED ? -EINVAL : -EBUSY;
 	rm_migrate(r, e->pcpu, dst, id, now);
@@ -278,22 +302,22 @@ int ref_migrate(struct ref *r, int id, unsigned dst, uint64_t now)
 
 int ref_balance(struct ref *r, unsigned p, uint64_t now)
 {
-	unsigned bq = rm_nr_queued(r, p) + 1, src = 0;
+	unsigned bq = rm_runnable(r, p) + 1, src = 0;
 	int best = NONE, moved = 0, last = NONE;
 
 	for (unsigned i = 0; i < r->np; i++)
-		if (i != p && rm_nr_queued(r, i) > bq) {
+		if (i != p && rm_runnable(r, i) > bq) {
 			best = (int)i;
-			bq = rm_nr_queued(r, i);
+			bq = rm_runnable(r, i);
 		}
 	if (best == NONE)
 		return 0;
 	src = (unsigned)best;
-	while (rm_nr_queued(r, src) >= rm_nr_queued(r, p) + 2 && moved < 32) {
+	while (rm_runnable(r, src) >= rm_runnable(r, p) + 2 && moved < 32) {
 		int id = NONE;
 
 		for (int i = 0; i < REF_MAX_ENTS; i++)
-			if (rm_in_tree(r, i, src) && rm_allowed(r, i, p) &&
+			if (rm_in_tree(r, i, src) && rm_allowed(r, i, p) && !r->e[i].delayed &&
 			    (id == NONE || rm_tree_less(r, id, i)))
 				id = i;
 		if (id == NONE)
@@ -375,6 +399,11 @@ int ref_set_allowed(struct ref *r, int id, uint64_t mask, uint64_t now)
 		unlink_wake(r, p, id);
 		e->st = SCHED_ES_BLOCKED;
 		return ref_wake(r, id, now, SCHED_NONE, &res);
+	}
+	if (e->delayed) {
+		rm_update_curr(r, p, now);
+		rm_dequeue(r, p, id, true);
+		return 0;
 	}
 	return ref_migrate(r, id, rm_least_loaded(r, id), now);
 }

@@ -21,7 +21,7 @@ struct ref_ent {
 	unsigned pcpu;
 	uint64_t v, d, vprot, slice, exec_start;
 	int64_t vlag, rel, placed_lag;
-	bool has_rel, never, idle, custom;
+	bool has_rel, never, idle, custom, delayed;
 	uint32_t w, base_w;
 	uint64_t allowed;              /* bit per pCPU */
 	uint64_t migrations;

@@ -44,7 +44,16 @@ unsigned rm_nr_normal(struct ref *r, unsigned p)
 	unsigned n = 0;
 
 	for (int i = 0; i < REF_MAX_ENTS; i++)
-		n += rm_on_rq(r, i, p) && !r->e[i].idle;
+		n += rm_on_rq(r, i, p) && !r->e[i].idle && !r->e[i].delayed;
+	return n;
+}
+
+unsigned rm_runnable(struct ref *r, unsigned p)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < REF_MAX_ENTS; i++)
+		n += rm_on_rq(r, i, p) && !r->e[i].delayed;
 	return n;
 }
 
@@ -217,6 +226,7 @@ void rm_enqueue(struct ref *r, unsigned p, int id, unsigned flags)
 	struct ref_ent *e = &r->e[id];
 
 	rm_place(r, p, id, flags);
+	e->delayed = false;
 	e->pcpu = p;
 	e->st = SCHED_ES_QUEUED;
 	/* spec §3: an entity placed with lag l has lag l right after */
@@ -233,6 +243,9 @@ void rm_dequeue(struct ref *r, unsigned p, int id, bool sleep)
 	uint64_t V = rm_avg(r, p);
 
 	e->vlag = rm_lag_clamped(r, p, id, V);
+	if (e->delayed && e->vlag > 0)
+		e->vlag = 0;
+	e->delayed = false;
 	e->has_rel = !sleep && FEAT(PLACE_REL_DEADLINE);
 	e->rel = (int64_t)(e->d - e->v);
 	if (r->q[p].curr == id) {
@@ -374,7 +387,7 @@ bool rm_idle_for(struct ref *r, unsigned p, bool idle_class)
 	if (r->q[p].pending)
 		return false;
 	if (idle_class)
-		return r->q[p].curr == NONE && rm_nr_queued(r, p) == 0;
+		return r->q[p].curr == NONE && rm_runnable(r, p) == 0;
 	return rm_nr_normal(r, p) == 0;
 }
 
@@ -383,7 +396,7 @@ unsigned rm_least_loaded(struct ref *r, int id)
 	unsigned best = 0, bl = UINT32_MAX;
 
 	for (unsigned p = 0; p < r->np; p++) {
-		unsigned l = rm_nr_queued(r, p) + r->q[p].pending;
+		unsigned l = rm_runnable(r, p) + r->q[p].pending;
 		if (rm_allowed(r, id, p) && l < bl) {
 			best = p;
 			bl = l;

@@ -35,6 +35,7 @@ bool rm_on_rq(struct ref *r, int id, unsigned p);
 bool rm_in_tree(struct ref *r, int id, unsigned p);
 unsigned rm_nr_queued(struct ref *r, unsigned p);
 unsigned rm_nr_normal(struct ref *r, unsigned p);
+unsigned rm_runnable(struct ref *r, unsigned p);
 uint64_t rm_weight_sum(struct ref *r, unsigned p);
 uint64_t rm_avg(struct ref *r, unsigned p);
 struct rm_load rm_load_of(struct ref *r, unsigned p);

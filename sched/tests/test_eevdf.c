@@ -372,6 +372,54 @@ static void test_preempt_short_and_timer(void)
 	tdom_free(t);
 }
 
+static void test_delay_dequeue(void)
+{
+	struct tdom *t = tdom_new(1, 8, "DELAY_DEQUEUE");
+	unsigned a = tdom_add(t, 0, 0, false), b = tdom_add(t, 0, 0, false);
+	struct sched_entity_info i;
+	struct sched_wake_result wr;
+	struct sched_switch sw;
+
+	sched_wake(&t->h, a, 0, 0, NULL);
+	tsched(t, 0, 0, a);
+	sched_wake(&t->h, b, 0, 0, NULL);      /* v 0, d 1.5 ms */
+	/* t 1 ms: a (v 1) blocks; V = 0.5: not eligible, so it stays queued */
+	CHECK_EQ(sched_block(&t->h, a, 1 * MS), 0);
+	i = tinfo(t, a);
+	CHECK(i.delayed);
+	CHECK_EQ(i.state, SCHED_ES_BLOCKED);
+	CHECK_EQ(i.lag, -500000);
+	CHECK_EQ(tpinfo(t, 0).nr_queued, 1);
+	CHECK_EQ(tpinfo(t, 0).nr_delayed, 1);
+	CHECK_EQ(sched_block(&t->h, a, 1 * MS), -EALREADY);
+	tcheck(t, __func__);
+	tsched(t, 0, 1 * MS, b);
+	/* t 1.2 ms: woken while delayed: requeued in place, v and d kept */
+	CHECK_EQ(sched_wake(&t->h, a, 1200000, 0, &wr), 0);
+	CHECK_EQ(wr.how, SCHED_WAKE_ENQUEUED);
+	i = tinfo(t, a);
+	CHECK(!i.delayed);
+	CHECK_EQ(i.state, SCHED_ES_QUEUED);
+	CHECK_EQ((int64_t)(i.vruntime - V0_START), 1000000);
+	CHECK_EQ((int64_t)(i.deadline - V0_START), 1500000);
+	/* block again at 1.2 ms (a is queued, v 1 > V 0.6): delayed again.
+	 * b runs to 2.5 ms: v 1.5 reaches its deadline (new d 4.5), V 1.25:
+	 * a is eligible with the earlier deadline, is picked, and is then
+	 * dequeued for real with lag min(0.25, 0) = 0; b runs on. */
+	CHECK_EQ(sched_block(&t->h, a, 1200000), 0);
+	CHECK(tinfo(t, a).delayed);
+	CHECK_EQ(sched_tick(&t->h, 0, 2500000), 1);
+	CHECK_EQ(sched_schedule(&t->h, 0, 2500000, &sw), 0);
+	CHECK_EQ(sw.next, b);
+	i = tinfo(t, a);
+	CHECK(!i.delayed);
+	CHECK_EQ(i.state, SCHED_ES_BLOCKED);
+	CHECK_EQ(i.lag, 0);
+	CHECK_EQ(tpinfo(t, 0).nr_delayed, 0);
+	tcheck(t, __func__);
+	tdom_free(t);
+}
+
 /* Always-runnable entities share one pCPU in proportion to weight, and no
  * lag ever exceeds the clamp bound. 100 us ticks for 3 s. */
 static void test_fair_share(void)
@@ -430,6 +478,7 @@ int main(void)
 	test_yield();
 	test_preempt_short_and_timer();
 	test_fair_share();
+	test_delay_dequeue();
 	if (test_failures) {
 		fprintf(stderr, "test_eevdf: %d check(s) failed\n", test_failures);
 		return 1;

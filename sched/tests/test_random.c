@@ -106,6 +106,7 @@ static int compare(struct run *R)
 		SAME(e->slice_ns, r->slice);
 		SAME(e->never_placed, r->never);
 		SAME(e->nr_migrations, r->migrations);
+		SAME(e->delayed, r->delayed);
 		if (r->st == SCHED_ES_QUEUED || r->st == SCHED_ES_RUNNING) {
 			SAME(e->vruntime, r->v);
 			SAME(e->deadline, r->d);
@@ -156,7 +157,7 @@ static void to_cpuset(uint64_t m, struct sched_cpuset *s)
 static const char *const flip_flags[] = {
 	"PLACE_LAG", "RUN_TO_PARITY", "PREEMPT_SHORT", "WAKEUP_PREEMPTION",
 	"IDLE_NO_COMPENSATION", "TTWU_PENDING", "PLACE_REL_DEADLINE",
-	"PLACE_DEADLINE_INITIAL", "FAIR_SLEEPERS", "PLACE_FIRST_ENQUEUE",
+	"PLACE_DEADLINE_INITIAL", "FAIR_SLEEPERS", "PLACE_FIRST_ENQUEUE", "DELAY_DEQUEUE",
 };
 
 /* One random operation on both sides; returns non-zero on a mismatch. */
