@@ -8,14 +8,22 @@
  * fails), a duplicate shows up as a pong nobody is waiting for or a count
  * above ROUNDS.
  *
+ * Meanwhile a device thread drives two IOAPIC pins the same way: a
+ * level pin routed to vCPU 1 (its handler lowers the line before the
+ * EOI, as a driver acknowledges its device) and an edge pin routed to
+ * vCPU 2, each raised again only after the previous interrupt was
+ * counted: ROUNDS of each, exactly.
+ *
  * The vCPU loop is the one the vmm must run: take everything pending
  * (lapic_accept + EOI), send, then "halt" on a condition variable while
  * !lapic_has_event(); the bus's kick signals that variable under the same
  * mutex, so a wakeup cannot fall between the check and the wait.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
+#include "devices/ioapic.h"
 #include "apic_fixture.h"
 
 #define NCPU 4
@@ -23,6 +31,11 @@
 #define PING(from) (0x40 + (from))      /* ping from vCPU `from` */
 #define PONG(from) (0x80 + (from))      /* answer from vCPU `from` */
 #define HALT_TIMEOUT_S 10
+#define DEV_LEVEL_PIN 9
+#define DEV_LEVEL_VEC 0xa0              /* to vCPU 1 */
+#define DEV_EDGE_PIN 4
+#define DEV_EDGE_VEC 0xa1               /* to vCPU 2 */
+#define NTHREADS (NCPU + 1)             /* vCPUs and the device */
 
 struct vcpu {
 	pthread_mutex_t m;
@@ -38,7 +51,10 @@ struct vcpu {
 
 static struct apic_fx F;
 static struct vcpu V[NCPU];
-static unsigned finished;               /* vCPUs done pinging */
+static struct ioapic IO;
+static unsigned finished;               /* threads done with their part */
+static unsigned dev_level_seen, dev_edge_seen;  /* counted by vCPUs */
+static unsigned dev_timeouts;
 
 static void kick(void *opaque, unsigned vcpu)
 {
@@ -86,6 +102,11 @@ static unsigned service(struct vcpu *v)
 				v->dup++;
 			v->waiting[p] = false;
 			v->pongs[p]++;
+		} else if (vec == DEV_LEVEL_VEC) {
+			ioapic_set_irq(&IO, DEV_LEVEL_PIN, 0);
+			__atomic_add_fetch(&dev_level_seen, 1, __ATOMIC_RELEASE);
+		} else if (vec == DEV_EDGE_VEC) {
+			__atomic_add_fetch(&dev_edge_seen, 1, __ATOMIC_RELEASE);
 		} else if (vec >= PING(0) && vec < PING(NCPU)) {
 			unsigned p = (unsigned)vec - PING(0);
 
@@ -101,7 +122,49 @@ static unsigned service(struct vcpu *v)
 
 static bool all_finished(void)
 {
-	return __atomic_load_n(&finished, __ATOMIC_ACQUIRE) == NCPU;
+	return __atomic_load_n(&finished, __ATOMIC_ACQUIRE) == NTHREADS;
+}
+
+static void finish(void)
+{
+	if (__atomic_add_fetch(&finished, 1, __ATOMIC_ACQ_REL) == NTHREADS)
+		for (unsigned p = 0; p < NCPU; p++)
+			kick(NULL, p);
+}
+
+/* Wait (spinning politely) until *counter reaches n; false on timeout. */
+static bool wait_count(unsigned *counter, unsigned n)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < n) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > HALT_TIMEOUT_S)
+			return false;
+	}
+	return true;
+}
+
+static void *device_thread(void *arg)
+{
+	(void)arg;
+	for (unsigned n = 0; n < ROUNDS; n++) {
+		if (!wait_count(&dev_level_seen, n) ||
+		    !wait_count(&dev_edge_seen, n)) {
+			dev_timeouts++;
+			break;
+		}
+		ioapic_set_irq(&IO, DEV_LEVEL_PIN, 1);
+		ioapic_set_irq(&IO, DEV_EDGE_PIN, 1);
+		ioapic_set_irq(&IO, DEV_EDGE_PIN, 0);
+	}
+	if (!wait_count(&dev_level_seen, ROUNDS) ||
+	    !wait_count(&dev_edge_seen, ROUNDS))
+		dev_timeouts++;
+	finish();
+	return NULL;
 }
 
 static void *vcpu_thread(void *arg)
@@ -126,10 +189,8 @@ static void *vcpu_thread(void *arg)
 				if (p != v->idx && (v->sent[p] < ROUNDS ||
 						    v->waiting[p]))
 					done = false;
-			if (done && __atomic_add_fetch(&finished, 1,
-						       __ATOMIC_ACQ_REL) == NCPU)
-				for (unsigned p = 0; p < NCPU; p++)
-					kick(NULL, p);
+			if (done)
+				finish();
 		}
 		if (done && all_finished())
 			break;
@@ -157,7 +218,7 @@ static void *vcpu_thread(void *arg)
 
 int main(void)
 {
-	pthread_t t[NCPU];
+	pthread_t t[NTHREADS];
 	unsigned long total = 0, halts = 0;
 	struct timespec t0, t1;
 
@@ -175,10 +236,17 @@ int main(void)
 		pthread_cond_init(&V[i].c, NULL);
 		V[i].idx = i;
 	}
+	CHECK_EQ(ioapic_init(&IO, &F.bus, NCPU), 0);
+	ioapic_write_reg(&IO, 0x11 + 2 * DEV_LEVEL_PIN, 1u << 24);
+	ioapic_write_reg(&IO, 0x10 + 2 * DEV_LEVEL_PIN,
+			 (1u << 15) | DEV_LEVEL_VEC);
+	ioapic_write_reg(&IO, 0x11 + 2 * DEV_EDGE_PIN, 2u << 24);
+	ioapic_write_reg(&IO, 0x10 + 2 * DEV_EDGE_PIN, DEV_EDGE_VEC);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned i = 0; i < NCPU; i++)
 		CHECK_EQ(pthread_create(&t[i], NULL, vcpu_thread, &V[i]), 0);
-	for (unsigned i = 0; i < NCPU; i++)
+	CHECK_EQ(pthread_create(&t[NCPU], NULL, device_thread, NULL), 0);
+	for (unsigned i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
@@ -200,8 +268,14 @@ int main(void)
 		lapic_destroy(&F.l[i]);
 	}
 	CHECK_EQ(total, 2ul * NCPU * (NCPU - 1) * ROUNDS);
-	printf("test_apic_stress: %lu IPIs among %d vCPUs in %.3f s, %lu "
-	       "halts\n", total, NCPU,
+	CHECK_EQ(dev_timeouts, 0);
+	CHECK_EQ(dev_level_seen, ROUNDS);
+	CHECK_EQ(dev_edge_seen, ROUNDS);
+	CHECK(!(ioapic_read_reg(&IO, 0x10 + 2 * DEV_LEVEL_PIN) & (1u << 14)));
+	ioapic_destroy(&IO);
+	printf("test_apic_stress: %lu IPIs among %d vCPUs and %u+%u IOAPIC "
+	       "interrupts in %.3f s, %lu halts\n", total, NCPU,
+	       dev_level_seen, dev_edge_seen,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, halts);
 	return check_report("test_apic_stress");
