@@ -18,7 +18,15 @@
  * Every public function takes what it needs itself; none may be called from
  * inside a host op (host ops run with run-queue locks held).
  *
- * Errors: 0 / positive result or -errno. Bad ids or pCPUs give -EINVAL.
+ * Errors: 0 / positive result or -errno. Bad ids or pCPUs give -EINVAL, a
+ * free entity slot -ENOENT.
+ *
+ * A host's loop, per pCPU (the vmm's vCPU threads, or a simulator's events):
+ *   kick / timer   -> sched_wake_drain() if anything is listed, then
+ *                     sched_tick() and, if it returns 1, sched_schedule()
+ *   guest HLT      -> sched_block(curr), sched_schedule()
+ *   interrupt for  -> sched_wake(); LISTED: the target side drains
+ *   a vCPU            (in lagvisor the woken vCPU's own thread)
  * Complexity: n = entities on the affected queue, P = pCPUs of the domain.
  */
 #ifndef LAGVISOR_SCHED_SCHED_H
@@ -67,7 +75,7 @@ static inline bool sched_cpuset_test(const struct sched_cpuset *s, unsigned cpu)
 
 enum sched_trace_type {
 	SCHED_TRACE_ENQUEUE,   /* arg0 = placed lag, arg1 = deadline - vruntime */
-	SCHED_TRACE_DEQUEUE,   /* arg0 = saved lag, arg1 = 1 if sleep */
+	SCHED_TRACE_DEQUEUE,   /* arg0 = saved lag, arg1 = 1 sleep, 0 move, 2 delayed */
 	SCHED_TRACE_SWITCH,    /* entity = next (or NONE), other = prev */
 	SCHED_TRACE_WAKE,      /* other = chosen pCPU, arg0 = enum sched_wake_how */
 	SCHED_TRACE_PREEMPT,   /* entity = wakee, other = curr it preempts */
@@ -270,8 +278,10 @@ int sched_wake_finish(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 /* ---- running -------------------------------------------------------------- */
 
 /* Entity stops being runnable (guest HLT with nothing pending): update_curr,
- * save clamped lag, dequeue. If it was curr its pCPU has no curr until the
- * next sched_schedule. -EALREADY if already blocked. O(log n). */
+ * save clamped lag, dequeue (with DELAY_DEQUEUE a non-eligible one stays
+ * queued, delayed). If it was curr its pCPU has no curr until the next
+ * sched_schedule (no kick: the caller is expected to call it). -EALREADY if
+ * already blocked. O(log n). */
 int sched_block(struct sched_handle *h, unsigned id, uint64_t now_ns);
 
 struct sched_switch {
@@ -294,12 +304,14 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns,
  * sched_schedule (need-resched), 0 if not. */
 int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 
-/* (Not sched_yield: POSIX owns that name.) Curr of pcpu yields (if eligible: v = d, new deadline); sets need-resched.
- * -ENOENT if pcpu has no curr. */
+/* Curr of pcpu yields: if eligible, v = d and a new deadline; its slice
+ * protection ends; need-resched if others wait. -ENOENT if pcpu has no curr.
+ * (Not sched_yield: POSIX owns that name.) */
 int sched_yield_curr(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 
-/* Move a queued (not running) entity to dst; keeps lag and relative deadline.
- * -EBUSY if it is running or waking, -EINVAL if dst not allowed. */
+/* Move a queued (not running) entity to dst; keeps lag and relative deadline;
+ * dst may preempt (kick). 0 if it is already there; -EBUSY if it is not
+ * queued (running, waking, blocked, delayed); -EINVAL if dst is not allowed. */
 int sched_migrate(struct sched_handle *h, unsigned id, unsigned dst_pcpu, uint64_t now_ns);
 
 /* Periodic balance for pcpu: pull queued entities from the busiest queue
