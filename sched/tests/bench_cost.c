@@ -3,7 +3,8 @@
  * scripts/bench-sched-cost). Two tables:
  *   1. one pCPU, n = 2..8192 entities queued on it: ns per enqueue and
  *      dequeue (queue ops, lock held), pick (pick_eevdf), wake and block
- *      (public API incl. locking and pCPU choice), schedule (switch).
+ *      (public API incl. locking and pCPU choice), schedule (switch), and
+ *      pick-walk: pick when the leftmost entity is not eligible (tree walk).
  *   2. P = 1..1024 pCPUs, all busy, 64 entities each, free to run anywhere:
  *      the same operations; wake now scans the idle masks of P pCPUs.
  * Each figure is a median over rounds, in ns per operation.
@@ -188,10 +189,55 @@ static struct result measure(struct bench *b, unsigned rounds)
 	return res;
 }
 
-static void row(const char *label, unsigned v, const struct result *r)
+/*
+ * pick when the leftmost (earliest deadline) is not eligible, so pick_eevdf
+ * walks down the tree: n entities in deadline order, every other one ahead
+ * of V. Built by hand in the queue (with its sums) and picked 10^5 times.
+ */
+static double pick_walk_ns(unsigned n)
 {
-	printf("%-5s %6u | %7.0f %7.0f %7.0f %7.0f %7.0f %8.0f\n", label, v, r->enq, r->deq,
+	size_t len = sched_domain_size(1, n);
+	void *mem = aligned_alloc(64, (len + 63) / 64 * 64);
+	struct sched_handle h;
+	struct sched_rq *rq;
+	double t0, dt;
+	unsigned got = 0;
+
+	if (!mem || sched_domain_init(mem, len, 1, n, NULL) ||
+	    sched_handle_init(&h, mem, len, &ops, NULL))
+		return -1;
+	rq = dom_rq(h.dom, 0);
+	sched_lock(&rq->lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct sched_ent *e = dom_ent(h.dom, i);
+		int64_t key = i % 2 ? -1000 : 1000;
+
+		e->weight = 1024;
+		e->slice_ns = 3000000;
+		e->vruntime = rq->v0 + (uint64_t)key;
+		e->deadline = rq->v0 + 10 * (uint64_t)i;
+		tree_insert(dom_ents(h.dom), &rq->root, i);
+		rq->sum_wkey += (s128)1024 * key;
+		rq->sum_w += 1024;
+	}
+	rq->nr_queued = n;
+	t0 = now_ns();
+	for (unsigned i = 0; i < 100000; i++)
+		got += pick_eevdf_locked(h.dom, rq, false) == 1;
+	dt = (now_ns() - t0) / 100000;
+	sched_unlock(&rq->lock);
+	sched_domain_destroy(mem);
+	free(mem);
+	return got == 100000 || n < 2 ? dt : -1;
+}
+
+static void row(const char *label, unsigned v, const struct result *r, double walk)
+{
+	printf("%-5s %6u | %7.0f %7.0f %7.0f %7.0f %7.0f %8.0f", label, v, r->enq, r->deq,
 	       r->pick, r->wake, r->block, r->sched);
+	if (walk >= 0)
+		printf(" %9.0f", walk);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -206,8 +252,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	printf("ns per operation (median over %u rounds)\n", rounds);
-	printf("%-5s %6s | %7s %7s %7s %7s %7s %8s\n", "", "", "enqueue", "dequeue", "pick",
-	       "wake", "block", "schedule");
+	printf("%-5s %6s | %7s %7s %7s %7s %7s %8s %9s\n", "", "", "enqueue", "dequeue", "pick",
+	       "wake", "block", "schedule", "pick-walk");
 	printf("-- one pCPU, n entities queued on it --\n");
 	for (unsigned i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		struct bench b;
@@ -218,7 +264,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		r = measure(&b, rounds);
-		row("n", ns[i], &r);
+		row("n", ns[i], &r, pick_walk_ns(ns[i]));
 		bench_free(&b);
 	}
 	printf("-- P pCPUs, all busy, 64 entities each, unpinned --\n");
@@ -231,7 +277,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		r = measure(&b, rounds);
-		row("P", ps[i], &r);
+		row("P", ps[i], &r, -1);
 		bench_free(&b);
 	}
 	return 0;
