@@ -125,12 +125,8 @@ int sched_balance(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 		last = id;
 		moved++;
 	}
-	if (moved) {
-		if (!wakeup_preempt_locked(h, rq, last, now_ns) && rq->curr == SCHED_NONE)
-			sched_kick(h, pcpu);
-		rearm_locked(h, src, now_ns);
-		rearm_locked(h, rq, now_ns);
-	}
+	if (moved)
+		settle_moved_locked(h, src, rq, last, now_ns);
 	rq_unlock2(rq, src);
 	return moved;
 }

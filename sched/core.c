@@ -52,15 +52,8 @@ static int move_forbidden_curr(struct sched_handle *h, struct sched_rq *rq, uint
 	if (r)
 		return r;
 	if (rq->curr == id && !ent_allowed(d, e, rq->index) && ent_allowed(d, e, dst->index)) {
-		update_curr_locked(h, rq, now_ns);
-		dequeue_locked(h, rq, id, false, now_ns);
-		update_curr_locked(h, dst, now_ns);
-		e->nr_migrations++;
-		sched_trace(h, SCHED_TRACE_MIGRATE, dst->index, id, rq->index, 0, 0, now_ns);
-		enqueue_locked(h, dst, id, 0, now_ns);
-		if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
-			sched_kick(h, dst->index);
-		rearm_locked(h, dst, now_ns);
+		migrate_locked(h, rq, dst, id, now_ns);
+		settle_moved_locked(h, rq, dst, id, now_ns);
 	}
 	if (dst != rq)
 		sched_unlock(&dst->lock);
@@ -196,10 +189,7 @@ int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t
 			       st == SCHED_ES_QUEUED ? -EINVAL : -EBUSY;
 		}
 		migrate_locked(h, src, dst, id, now_ns);
-		if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
-			sched_kick(h, dst_pcpu);
-		rearm_locked(h, src, now_ns);
-		rearm_locked(h, dst, now_ns);
+		settle_moved_locked(h, src, dst, id, now_ns);
 		rq_unlock2(src, dst);
 		return 0;
 	}

@@ -439,7 +439,6 @@ void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	e->vruntime = V + (uint64_t)(int64_t)floor_div128(2 * num + den, 2 * den);
 	e->deadline = V + (uint64_t)dr;
 	e->vprot = V + (uint64_t)pr;
-	e->placed_lag = (int64_t)(V - e->vruntime);
 	if (in_tree) {
 		tree_insert(dom_ents(d), &rq->root, id);
 		sum_add(rq, e);
@@ -565,6 +564,15 @@ void migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_r
 	E(h->dom, id)->nr_migrations++;
 	sched_trace(h, SCHED_TRACE_MIGRATE, dst->index, id, src->index, 0, 0, now_ns);
 	enqueue_locked(h, dst, id, 0, now_ns);
+}
+
+void settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
+			 uint32_t id, uint64_t now_ns)
+{
+	if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
+		sched_kick(h, dst->index);
+	rearm_locked(h, src, now_ns);
+	rearm_locked(h, dst, now_ns);
 }
 
 void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq)

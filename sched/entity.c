@@ -8,7 +8,7 @@
 #include "sched/internal.h"
 
 /* Copy an allowed set, keeping only pCPUs of the domain; false if empty. */
-static bool allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
+bool allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
 			 const struct sched_cpuset *src)
 {
 	bool any = false;

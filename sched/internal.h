@@ -223,7 +223,12 @@ static inline unsigned rq_runnable(struct sched_rq *rq)
 }
 /* Recompute this pCPU's bits in the idle masks. */
 void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq);
-/* Move a queued (in-tree) entity; both rq locks held. */
+/* After moving id from src to dst: id may preempt dst's curr (or an idle dst
+ * is kicked to run it); both slice timers are re-armed. */
+void settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
+			 uint32_t id, uint64_t now_ns);
+/* Move a queued entity or curr (curr of src: for a forbidden curr); both rq
+ * locks held. Keeps lag and relative deadline. */
 void migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
 		    uint32_t id, uint64_t now_ns);
 
@@ -238,6 +243,9 @@ static inline void sched_kick(struct sched_handle *h, unsigned pcpu)
 bool ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcpu);
 /* Least loaded allowed pCPU (racy read), lowest index on ties. */
 unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e);
+/* dst = src (NULL: all) restricted to the domain's pCPUs; false if empty. */
+bool allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
+		  const struct sched_cpuset *src);
 unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set);
 int check_id(struct sched_handle *h, unsigned id);
 /* Entity lock plus the lock of its queue (state is then stable). */

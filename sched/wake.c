@@ -118,10 +118,8 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 			       now_ns);
 		res->how = SCHED_WAKE_ENQUEUED;
 		res->preempt = wakeup_preempt_locked(h, rq, id, now_ns);
-		if (rq->curr == SCHED_NONE) {
-			rq->need_resched = 1;
+		if (rq->curr == SCHED_NONE)    /* need-resched is set: start it */
 			sched_kick(h, target);
-		}
 		rearm_locked(h, rq, now_ns);
 	}
 	sched_unlock(&rq->lock);
@@ -235,21 +233,12 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 	struct sched_cpuset set;
 	struct sched_ent *e;
 	struct sched_rq *rq;
-	bool any = false;
 	uint32_t st;
 	int r = check_id(h, id);
 
 	if (r)
 		return r;
-	if (!allowed)
-		return -EINVAL;
-	sched_cpuset_zero(&set);
-	for (unsigned i = 0; i < d->nr_pcpus; i++)
-		if (sched_cpuset_test(allowed, i)) {
-			sched_cpuset_set(&set, i);
-			any = true;
-		}
-	if (!any)
+	if (!allowed || !allowed_copy(d, &set, allowed))
 		return -EINVAL;
 	e = dom_ent(d, id);
 	r = sched_lock(&e->lock);
@@ -290,10 +279,7 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 		}
 		e->allowed = set;
 		migrate_locked(h, rq, dst, id, now_ns);
-		if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
-			sched_kick(h, dst->index);
-		rearm_locked(h, rq, now_ns);
-		rearm_locked(h, dst, now_ns);
+		settle_moved_locked(h, rq, dst, id, now_ns);
 		rq_unlock2(rq, dst);
 		goto out;
 	}
