@@ -68,12 +68,9 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 	uint32_t prev, next;
 	int r;
 
-	if (pcpu >= d->nr_pcpus)
-		return -EINVAL;
 	if (!sw)
 		sw = &tmp;
-	rq = dom_rq(d, pcpu);
-	r = sched_lock(&rq->lock);
+	r = rq_lock_pcpu(h, pcpu, &rq);
 	if (r)
 		return r;
 	sw->prev = rq->curr;
@@ -124,12 +121,8 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_rq *rq;
-	int r;
+	int r = rq_lock_pcpu(h, pcpu, &rq);
 
-	if (pcpu >= h->dom->nr_pcpus)
-		return -EINVAL;
-	rq = dom_rq(h->dom, pcpu);
-	r = sched_lock(&rq->lock);
 	if (r)
 		return r;
 	update_curr_locked(h, rq, now_ns);
@@ -142,12 +135,8 @@ int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 int sched_yield_curr(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_rq *rq;
-	int r;
+	int r = rq_lock_pcpu(h, pcpu, &rq);
 
-	if (pcpu >= h->dom->nr_pcpus)
-		return -EINVAL;
-	rq = dom_rq(h->dom, pcpu);
-	r = sched_lock(&rq->lock);
 	if (r)
 		return r;
 	if (rq->curr == SCHED_NONE) {
@@ -218,10 +207,9 @@ int sched_pcpu_get_info(struct sched_handle *h, unsigned pcpu, struct sched_pcpu
 	struct sched_rq *rq;
 	int r;
 
-	if (!h || !o || pcpu >= h->dom->nr_pcpus)
+	if (!o)
 		return -EINVAL;
-	rq = dom_rq(h->dom, pcpu);
-	r = sched_lock(&rq->lock);
+	r = rq_lock_pcpu(h, pcpu, &rq);
 	if (r)
 		return r;
 	o->curr = rq->curr;

@@ -163,6 +163,8 @@ bool sched_lock_held(const struct sched_lock *l);
 /* Lock two queues, lower index first (one lock if a == b). */
 int rq_lock2(struct sched_rq *a, struct sched_rq *b);
 void rq_unlock2(struct sched_rq *a, struct sched_rq *b);
+/* Lock the queue of a pCPU given by the caller; -EINVAL if out of range. */
+int rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out);
 /* Lock the queue an entity is on; retries if it moves meanwhile. */
 int rq_lock_ent(struct sched_domain *d, struct sched_ent *e, struct sched_rq **out);
 

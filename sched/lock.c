@@ -109,6 +109,14 @@ void rq_unlock2(struct sched_rq *a, struct sched_rq *b)
 	sched_unlock(&a->lock);
 }
 
+int rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out)
+{
+	if (!h || pcpu >= h->dom->nr_pcpus)
+		return -EINVAL;
+	*out = dom_rq(h->dom, pcpu);
+	return sched_lock(&(*out)->lock);
+}
+
 int rq_lock_ent(struct sched_domain *d, struct sched_ent *e, struct sched_rq **out)
 {
 	for (;;) {

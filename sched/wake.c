@@ -150,12 +150,8 @@ int sched_wake_take(struct sched_handle *h, unsigned pcpu)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_rq *rq;
-	int n, r;
+	int n, r = rq_lock_pcpu(h, pcpu, &rq);
 
-	if (pcpu >= d->nr_pcpus)
-		return -EINVAL;
-	rq = dom_rq(d, pcpu);
-	r = sched_lock(&rq->lock);
 	if (r)
 		return r;
 	n = (int)rq->nr_wake;
@@ -183,12 +179,8 @@ int sched_wake_finish(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_rq *rq;
-	int n = 0, r;
+	int n = 0, r = rq_lock_pcpu(h, pcpu, &rq);
 
-	if (pcpu >= d->nr_pcpus)
-		return -EINVAL;
-	rq = dom_rq(d, pcpu);
-	r = sched_lock(&rq->lock);
 	if (r)
 		return r;
 	update_curr_locked(h, rq, now_ns);
