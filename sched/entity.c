@@ -268,9 +268,9 @@ static void set_weight_locked(struct sched_handle *h, struct sched_rq *rq, uint3
 		rearm_locked(h, rq, now_ns);
 		return;
 	}
+	/* not queued: only the saved lag matters (a relative deadline is
+	 * kept only across a migration, never while blocked or waking) */
 	e->vlag = (int64_t)((s128)e->vlag * e->weight / weight);
-	if (e->has_rel_deadline)
-		e->rel_deadline = (int64_t)((s128)e->rel_deadline * e->weight / weight);
 	sched_trace(h, SCHED_TRACE_REWEIGHT, rq->index, id, SCHED_NONE, e->weight, weight, now_ns);
 	e->weight = weight;
 }

@@ -173,7 +173,6 @@ int rq_lock_ent(struct sched_domain *d, struct sched_ent *e, struct sched_rq **o
 void tree_insert(struct sched_ent *ents, uint32_t *root, uint32_t id);
 void tree_remove(struct sched_ent *ents, uint32_t *root, uint32_t id);
 uint32_t tree_first(const struct sched_ent *ents, uint32_t root);
-uint32_t tree_last(const struct sched_ent *ents, uint32_t root);
 /* Augmented fields of one node from its children. */
 void tree_update(struct sched_ent *ents, uint32_t id);
 /* In-order walk; stops when fn returns true and returns that entity. */

@@ -153,15 +153,6 @@ uint32_t tree_first(const struct sched_ent *ents, uint32_t n)
 	return n;
 }
 
-uint32_t tree_last(const struct sched_ent *ents, uint32_t n)
-{
-	if (n == NIL)
-		return NIL;
-	while (ents[n].right != NIL)
-		n = ents[n].right;
-	return n;
-}
-
 uint32_t tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
 		   bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg)
 {

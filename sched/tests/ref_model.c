@@ -343,8 +343,6 @@ static void set_weight_in(struct ref *r, int id, uint32_t w, uint64_t now)
 		return;
 	}
 	e->vlag = (int64_t)((s128)e->vlag * e->w / w);
-	if (e->has_rel)
-		e->rel = (int64_t)((s128)e->rel * e->w / w);
 	e->w = w;
 }
 
