@@ -26,7 +26,7 @@ static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, u
 		return prev;
 	for (unsigned k = 0; k <= nw; k++) {
 		unsigned w = (pw + k) % nw;
-		uint64_t m = __atomic_load_n(&mask[w], __ATOMIC_RELAXED) & e->allowed.bits[w];
+		uint64_t m = LOAD(mask[w]) & e->allowed.bits[w];
 
 		if (k == 0)
 			m &= pb == 63 ? 0 : ~0ull << (pb + 1);
@@ -42,6 +42,15 @@ static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, u
 	if (ent_allowed(d, e, prev))
 		return prev;
 	return least_loaded_allowed(d, e);
+}
+
+/* A woken entity's placement; its first ever is the initial one (seed 001). */
+static void enqueue_woken_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				 uint64_t now_ns)
+{
+	bool first = dom_ent(h->dom, id)->never_placed;
+
+	enqueue_locked(h, rq, id, PLACE_WAKEUP | (first ? PLACE_INITIAL : 0), now_ns);
 }
 
 int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
@@ -114,8 +123,7 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 		if (prev != target && !e->never_placed)
 			e->nr_migrations++;
 		sched_trace(h, SCHED_TRACE_WAKE, target, id, target, SCHED_WAKE_ENQUEUED, 0, now_ns);
-		enqueue_locked(h, rq, id, PLACE_WAKEUP | (e->never_placed ? PLACE_INITIAL : 0),
-			       now_ns);
+		enqueue_woken_locked(h, rq, id, now_ns);
 		res->how = SCHED_WAKE_ENQUEUED;
 		res->preempt = wakeup_preempt_locked(h, rq, id, now_ns);
 		if (rq->curr == SCHED_NONE)    /* need-resched is set: start it */
@@ -193,8 +201,7 @@ int sched_wake_finish(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 			rq->drain_tail = SCHED_NONE;
 		rq->nr_drain--;
 		e->next = SCHED_NONE;
-		enqueue_locked(h, rq, id, PLACE_WAKEUP | (e->never_placed ? PLACE_INITIAL : 0),
-			       now_ns);
+		enqueue_woken_locked(h, rq, id, now_ns);
 		wakeup_preempt_locked(h, rq, id, now_ns);
 		n++;
 	}
