@@ -226,7 +226,8 @@ void place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent 
 	if (feat(d, SCHED_FEAT_FAIR_SLEEPERS) && (flags & PLACE_WAKEUP) &&
 	    !(flags & PLACE_INITIAL) && lag < (int64_t)d->base_slice_ns)
 		lag = (int64_t)d->base_slice_ns;
-	if (e->idle_class && feat(d, SCHED_FEAT_IDLE_NO_COMPENSATION) && lag > 0)
+	if (e->idle_class && feat(d, SCHED_FEAT_IDLE_NO_COMPENSATION) && (flags & PLACE_WAKEUP) &&
+	    lag > 0)
 		lag = 0;
 	if (rq->nr_queued == 0)
 		lag = 0;                       /* nobody to be fair against */

@@ -202,7 +202,7 @@ void rm_place(struct ref *r, unsigned p, int id, unsigned flags)
 	if (FEAT(FAIR_SLEEPERS) && (flags & F_WAKEUP) && !(flags & F_INITIAL) &&
 	    lag < (int64_t)r->base_slice)
 		lag = (int64_t)r->base_slice;
-	if (e->idle && FEAT(IDLE_NO_COMPENSATION) && lag > 0)
+	if (e->idle && FEAT(IDLE_NO_COMPENSATION) && (flags & F_WAKEUP) && lag > 0)
 		lag = 0;
 	if (rm_nr_queued(r, p) == 0)
 		lag = 0;

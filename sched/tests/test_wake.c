@@ -51,6 +51,27 @@ static void test_idle_class(void)
 		tdom_free(t);
 	}
 
+	/* no compensation applies to wakeups only: a migration keeps the
+	 * idle-class entity's positive lag (to the unit) */
+	t = tdom_new(2, 8, "NO_TTWU_PENDING");
+	n = tdom_add(t, 0, 0, false);
+	x = tdom_add(t, 1, 0, false);
+	id = tdom_add(t, 0, 0, true);
+	sched_wake(&t->h, n, 0, 0, NULL);
+	tsched(t, 0, 0, n);
+	sched_wake(&t->h, x, 0, 1, NULL);
+	tsched(t, 1, 0, x);
+	sched_wake(&t->h, id, 0, 0, NULL);
+	CHECK_EQ(tinfo(t, id).pcpu, 0);
+	sched_tick(&t->h, 0, 10 * MS);
+	sched_tick(&t->h, 1, 10 * MS);
+	int64_t before = tinfo(t, id).lag;
+	CHECK(before > 1000000);
+	CHECK_EQ(sched_migrate(&t->h, id, 1, 10 * MS), 0);
+	int64_t after = tinfo(t, id).lag;
+	CHECK(after >= before - 1 && after <= before + 1);
+	tdom_free(t);
+
 	/* normal wakee preempts an idle-class curr; a queue of idle-class
 	 * entities only counts as idle for a normal wakee */
 	t = tdom_new(2, 8, NULL);
