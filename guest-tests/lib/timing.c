@@ -1,6 +1,8 @@
 /* TSC rate discovery and delays (see timing.h). */
 #include "timing.h"
 
+#include "bootinfo.h"
+#include "lapic.h"
 #include "processor.h"
 
 #define TSC_HZ_GUESS 3000000000ull
@@ -65,4 +67,38 @@ void delay_us(uint64_t us)
 uint64_t tsc_deadline_ms(uint64_t ms)
 {
 	return rdtsc() + ms * (tsc_hz() / 1000);
+}
+
+/* 1 GHz (one tick per ns) in 16.16 TSC cycles per tick -> Hz. */
+static uint64_t hz_from_lapic(uint64_t cyc_per_tick16)
+{
+	return (cyc_per_tick16 * 1000000000ull) >> 16;
+}
+
+uint64_t tsc_hz_measured(const char **source)
+{
+	static uint64_t m_hz;
+	static const char *m_src;
+	unsigned khz;
+	uint64_t c16;
+
+	if (m_hz)
+		goto out;
+	if (cmdline_uint("tsc_khz", &khz) && khz) {
+		m_hz = (uint64_t)khz * 1000;
+		m_src = "tsc_khz= on the command line";
+	} else if (tsc_hz_known()) {
+		m_hz = tsc_hz();
+		m_src = "CPUID";
+	} else if ((c16 = lapic_timer_calibrate()) != 0) {
+		m_hz = hz_from_lapic(c16);
+		m_src = "LAPIC timer (assumed 1 GHz)";
+	} else {
+		m_hz = tsc_hz();
+		m_src = "a 3 GHz guess (no CPUID rate, LAPIC timer does not count)";
+	}
+out:
+	if (source)
+		*source = m_src;
+	return m_hz;
 }

@@ -16,4 +16,20 @@ void delay_us(uint64_t us);
 /* The TSC value `ms` milliseconds from now. */
 uint64_t tsc_deadline_ms(uint64_t ms);
 
+/*
+ * The TSC rate for measurements that print microseconds (wakebench, hog),
+ * best source first:
+ *   1. tsc_khz=N on the command line (the user knows better);
+ *   2. CPUID (leaf 0x40000010, 0x15 or 0x16, as tsc_hz());
+ *   3. the LAPIC timer measured against the TSC (lapic_timer_calibrate()),
+ *      taking the timer to count at 1 GHz with divide-by-1, the rate of
+ *      KVM's, QEMU's and lagvisor's emulated APIC timers (the SDM leaves the
+ *      bus clock open, so this is a convention, not architecture); error
+ *      about 1 % from polling the current count;
+ *   4. the 3 GHz guess.
+ * *source names the one used (static string). Boot CPU, LAPIC timer idle;
+ * the first call measures, later calls return the cached value.
+ */
+uint64_t tsc_hz_measured(const char **source);
+
 #endif
