@@ -2,6 +2,7 @@
 """Run wakebench (linux-progs) and check its schbench-style table.
 
   check-wakebench.py PROG [wakebench options...]
+  check-wakebench.py --log FILE     (a guest console log, e.g. image-test.sh)
 
 Passes when PROG exits 0 and prints the whole table: the "Wakeup Latencies
 percentiles" header with a sample count > 0, the 50.0/75.0/90.0/99.0/99.9th
@@ -89,6 +90,12 @@ def main():
     for i, bad in enumerate(BROKEN):
         if check(bad) is None:
             sys.exit(f"check-wakebench: self-check accepted broken table #{i}")
+    if sys.argv[1] == "--log":
+        with open(sys.argv[2], errors="replace") as f:
+            text = f.read().replace("\r", "")
+        why = check(text)
+        print(f"check-wakebench: {'FAIL: ' + why if why else 'PASS'} ({sys.argv[2]})")
+        return 1 if why else 0
     cmd = sys.argv[1:]
     print("check-wakebench: running", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=50)
