@@ -1,0 +1,313 @@
+#include "vmm/qemu/qmp.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vmm/qemu/qmp_commands.h"
+
+static int64_t qmp_wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int qmp_conn_init(struct qmp_conn *c, const struct qmp_backend_ops *ops, void *opaque,
+		  const struct qmp_machine *machine)
+{
+	memset(c, 0, sizeof(*c));
+	c->ops = ops;
+	c->opaque = opaque;
+	c->machine = machine;
+	c->now_us = qmp_wall_us;
+	c->tok = json_tokener_new();
+	return c->tok ? 0 : -ENOMEM;
+}
+
+void qmp_conn_destroy(struct qmp_conn *c)
+{
+	if (c->tok)
+		json_tokener_free(c->tok);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *qmp_run_state_name(enum qmp_run_state s)
+{
+	static const char *const names[] = {
+		[QMP_STATE_PRELAUNCH] = "prelaunch",
+		[QMP_STATE_RUNNING] = "running",
+		[QMP_STATE_PAUSED] = "paused",
+		[QMP_STATE_SHUTDOWN] = "shutdown",
+		[QMP_STATE_INTERNAL_ERROR] = "internal-error",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "debug";
+}
+
+/* Append one message and QMP's "\r\n" separator; takes `msg`. */
+static void qmp_send(struct qmp_conn *c, struct json_object *msg)
+{
+	const char *s;
+	size_t len, need;
+
+	if (!msg) {
+		c->broken = true;
+		return;
+	}
+	s = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+	len = s ? strlen(s) : 0;
+	need = c->out_len + len + 2;
+	if (!s || need > QMP_MAX_OUTPUT) {
+		c->broken = true;
+		json_object_put(msg);
+		return;
+	}
+	if (need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		char *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(c->out, cap);
+		if (!p) {
+			c->broken = true;
+			json_object_put(msg);
+			return;
+		}
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, s, len);
+	memcpy(c->out + c->out_len + len, "\r\n", 2);
+	c->out_len = need;
+	json_object_put(msg);
+}
+
+const char *qmp_conn_output(const struct qmp_conn *c, size_t *len)
+{
+	*len = c->out_len;
+	return c->out;
+}
+
+void qmp_conn_consume(struct qmp_conn *c, size_t n)
+{
+	if (n >= c->out_len) {
+		c->out_len = 0;
+		return;
+	}
+	memmove(c->out, c->out + n, c->out_len - n);
+	c->out_len -= n;
+}
+
+bool qmp_conn_broken(const struct qmp_conn *c)
+{
+	return c->broken;
+}
+
+void qmp_conn_greet(struct qmp_conn *c)
+{
+	struct json_object *qemu = json_object_new_object();
+	struct json_object *version = json_object_new_object();
+	struct json_object *qmp = json_object_new_object();
+	struct json_object *msg = json_object_new_object();
+
+	json_object_object_add(qemu, "micro", json_object_new_int(QMP_QEMU_MICRO));
+	json_object_object_add(qemu, "minor", json_object_new_int(QMP_QEMU_MINOR));
+	json_object_object_add(qemu, "major", json_object_new_int(QMP_QEMU_MAJOR));
+	json_object_object_add(version, "qemu", qemu);
+	json_object_object_add(version, "package",
+			       json_object_new_string("lagvisor-" LAGVISOR_VERSION));
+	json_object_object_add(qmp, "version", version);
+	/* No out-of-band execution: libvirt does not need it. */
+	json_object_object_add(qmp, "capabilities", json_object_new_array());
+	json_object_object_add(msg, "QMP", qmp);
+	qmp_send(c, msg);
+}
+
+void qmp_conn_event(struct qmp_conn *c, const char *name, struct json_object *data)
+{
+	struct json_object *msg, *ts;
+	int64_t us;
+
+	if (!c->negotiated) {
+		json_object_put(data);
+		return;
+	}
+	us = c->now_us();
+	msg = json_object_new_object();
+	ts = json_object_new_object();
+	json_object_object_add(ts, "seconds", json_object_new_int64(us / 1000000));
+	json_object_object_add(ts, "microseconds", json_object_new_int64(us % 1000000));
+	json_object_object_add(msg, "timestamp", ts);
+	json_object_object_add(msg, "event", json_object_new_string(name));
+	if (data)
+		json_object_object_add(msg, "data", data);
+	qmp_send(c, msg);
+}
+
+int qmp_fail(struct qmp_error *err, const char *cls, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->cls = cls;
+	va_start(ap, fmt);
+	vsnprintf(err->desc, sizeof(err->desc), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Reply with `ret` (taken; NULL: {}) or the error, echoing `id`. */
+static void qmp_reply(struct qmp_conn *c, struct json_object *id, struct json_object *ret,
+		      const struct qmp_error *err)
+{
+	struct json_object *msg = json_object_new_object();
+
+	if (err) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "class", json_object_new_string(err->cls));
+		json_object_object_add(e, "desc", json_object_new_string(err->desc));
+		json_object_object_add(msg, "error", e);
+	} else {
+		json_object_object_add(msg, "return", ret ? ret : json_object_new_object());
+	}
+	if (id)
+		json_object_object_add(msg, "id", json_object_get(id));
+	qmp_send(c, msg);
+}
+
+/* Check the request's shape as QEMU does; find the command. */
+static int qmp_check_request(struct qmp_conn *c, struct json_object *req,
+			     const struct qmp_command **cmd, struct json_object **args,
+			     struct qmp_error *err)
+{
+	struct json_object *exec = NULL;
+	const char *name;
+
+	if (!json_object_is_type(req, json_type_object))
+		return qmp_fail(err, "GenericError", "QMP input must be a JSON object");
+	json_object_object_foreach(req, key, val) {
+		if (!strcmp(key, "execute")) {
+			exec = val;
+		} else if (!strcmp(key, "arguments")) {
+			if (!json_object_is_type(val, json_type_object))
+				return qmp_fail(err, "GenericError", "QMP input member "
+						"'arguments' must be an object");
+			*args = val;
+		} else if (!strcmp(key, "exec-oob")) {
+			return qmp_fail(err, "GenericError", "QMP input member 'exec-oob' "
+					"is not supported (no out-of-band capability)");
+		} else if (strcmp(key, "id")) {
+			return qmp_fail(err, "GenericError",
+					"QMP input member '%s' is unexpected", key);
+		}
+	}
+	if (!exec)
+		return qmp_fail(err, "GenericError", "QMP input lacks member 'execute'");
+	if (!json_object_is_type(exec, json_type_string))
+		return qmp_fail(err, "GenericError",
+				"QMP input member 'execute' must be a string");
+	name = json_object_get_string(exec);
+	if (!c->negotiated && strcmp(name, "qmp_capabilities"))
+		return qmp_fail(err, "CommandNotFound", "Expecting capabilities "
+				"negotiation with 'qmp_capabilities'");
+	if (c->negotiated && !strcmp(name, "qmp_capabilities"))
+		return qmp_fail(err, "CommandNotFound", "Capabilities negotiation is "
+				"already complete, command ignored");
+	*cmd = qmp_command_find(name);
+	if (!*cmd)
+		return qmp_fail(err, "CommandNotFound", "The command %.200s has not been "
+				"found", name);
+	return 0;
+}
+
+static void qmp_dispatch(struct qmp_conn *c, struct json_object *req)
+{
+	const struct qmp_command *cmd = NULL;
+	struct json_object *args = NULL, *ret = NULL, *id = NULL;
+	struct qmp_error err;
+
+	if (json_object_is_type(req, json_type_object))
+		json_object_object_get_ex(req, "id", &id);
+	if (qmp_check_request(c, req, &cmd, &args, &err) || cmd->fn(c, args, &ret, &err)) {
+		qmp_reply(c, id, NULL, &err);
+		return;
+	}
+	qmp_reply(c, id, ret, NULL);
+	if (!strcmp(cmd->name, "quit") && c->ops->quit)
+		c->ops->quit(c->opaque);
+}
+
+static void qmp_parse_error(struct qmp_conn *c, const char *what)
+{
+	struct qmp_error err;
+
+	qmp_fail(&err, "GenericError", "%s", what);
+	qmp_reply(c, NULL, NULL, &err);
+	json_tokener_reset(c->tok);
+	c->pending = 0;
+	c->skipping = true;
+}
+
+void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
+{
+	while (len && !c->broken) {
+		struct json_object *obj;
+		enum json_tokener_error jerr;
+		size_t used, chunk;
+
+		if (c->skipping) {
+			const char *nl = memchr(buf, '\n', len);
+
+			if (!nl)
+				return;
+			c->skipping = false;
+			len -= (size_t)(nl + 1 - buf);
+			buf = nl + 1;
+			continue;
+		}
+		/* json-c takes an int length; requests are far smaller anyway. */
+		chunk = len > QMP_MAX_REQUEST ? QMP_MAX_REQUEST : len;
+		obj = json_tokener_parse_ex(c->tok, buf, (int)chunk);
+		jerr = json_tokener_get_error(c->tok);
+		used = obj || jerr != json_tokener_continue ?
+			json_tokener_get_parse_end(c->tok) : chunk;
+		if (used > chunk)
+			used = chunk;
+		if (obj) {
+			c->pending = 0;
+			json_tokener_reset(c->tok);
+			qmp_dispatch(c, obj);
+			json_object_put(obj);
+		} else if (jerr == json_tokener_continue) {
+			c->pending += used;
+			if (c->pending > QMP_MAX_REQUEST) {
+				/* Input after the chunk's last newline starts afresh. */
+				const char *nl = memrchr(buf, '\n', used);
+
+				qmp_parse_error(c, "JSON request too large (limit 1 MiB)");
+				if (nl) {
+					c->skipping = false;
+					used = (size_t)(nl + 1 - buf);
+				}
+			}
+		} else {
+			char what[128];
+
+			snprintf(what, sizeof(what), "JSON parse error, %s",
+				 json_tokener_error_desc(jerr));
+			/* Skip from the bad byte: the rest of its line belongs
+			 * to the bad request. */
+			qmp_parse_error(c, what);
+		}
+		buf += used;
+		len -= used;
+	}
+}

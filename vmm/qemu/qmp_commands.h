@@ -1,0 +1,37 @@
+/*
+ * The QMP command table (qmp.c dispatches, qmp_commands.c implements).
+ * Internal to vmm/qemu.
+ */
+#ifndef LAGVISOR_VMM_QEMU_QMP_COMMANDS_H
+#define LAGVISOR_VMM_QEMU_QMP_COMMANDS_H
+
+#include <stddef.h>
+
+#include "vmm/qemu/qmp.h"
+
+struct qmp_error {
+	const char *cls;               /* "GenericError", "CommandNotFound", ... */
+	char desc[256];
+};
+
+struct qmp_command {
+	const char *name;
+	/*
+	 * args: the request's "arguments" (an object, or NULL). On success
+	 * return 0 and set *ret (NULL means {}); on failure return -1 with
+	 * err filled.
+	 */
+	int (*fn)(struct qmp_conn *c, struct json_object *args, struct json_object **ret,
+		  struct qmp_error *err);
+};
+
+const struct qmp_command *qmp_command_find(const char *name);
+
+/* The whole table, for query-commands. */
+const struct qmp_command *qmp_commands(size_t *n);
+
+/* Fill err with class and a printf-style description; returns -1. */
+int qmp_fail(struct qmp_error *err, const char *cls, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,431 @@
+/*
+ * The QMP protocol module against libvirt 9.0's observed sequences
+ * (shared/LIBVIRT-QMP.md sections 3-5) and against bad input: every reply
+ * is checked as parsed JSON, and the connection must keep answering after
+ * each bad request.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/qemu/qmp.h"
+#include "vmm/tests/check.h"
+
+struct fake_vm {
+	enum qmp_run_state state;
+	int stops, conts, powerdowns, resets, quits;
+	int fail_tids;
+};
+
+static enum qmp_run_state fake_state(void *o) { return ((struct fake_vm *)o)->state; }
+
+static int fake_stop(void *o)
+{
+	struct fake_vm *vm = o;
+
+	vm->stops++;
+	vm->state = QMP_STATE_PAUSED;
+	return 0;
+}
+
+static int fake_cont(void *o)
+{
+	struct fake_vm *vm = o;
+
+	vm->conts++;
+	vm->state = QMP_STATE_RUNNING;
+	return 0;
+}
+
+static int fake_powerdown(void *o) { ((struct fake_vm *)o)->powerdowns++; return 0; }
+static int fake_reset(void *o) { ((struct fake_vm *)o)->resets++; return 0; }
+static void fake_quit(void *o) { ((struct fake_vm *)o)->quits++; }
+
+static int fake_tids(void *o, int *tids, unsigned n)
+{
+	if (((struct fake_vm *)o)->fail_tids)
+		return -EAGAIN;
+	for (unsigned i = 0; i < n; i++)
+		tids[i] = 19154 + (int)i;
+	return 0;
+}
+
+static const struct qmp_backend_ops fake_ops = {
+	.state = fake_state, .stop = fake_stop, .cont = fake_cont,
+	.powerdown = fake_powerdown, .reset = fake_reset, .quit = fake_quit,
+	.vcpu_tids = fake_tids,
+};
+
+static const struct qmp_machine machine = {
+	.nr_cpus = 2,
+	.mem_bytes = 256ull << 20,
+	.name = "min",
+	.nr_chardevs = 2,
+	.chardevs = { { "charmonitor", "unix:/run/mon.sock,server=on" },
+		      { "charserial0", "pty:/dev/pts/7" } },
+	.nr_devices = 1,
+	.devices = { { "serial0", "isa-serial" } },
+};
+
+static int64_t fixed_now(void) { return 1700000000123456; }
+
+#define MAX_MSGS 64
+static struct json_object *msgs[MAX_MSGS];
+static unsigned nr_msgs;
+
+static void drop_msgs(void)
+{
+	for (unsigned i = 0; i < nr_msgs; i++)
+		json_object_put(msgs[i]);
+	nr_msgs = 0;
+}
+
+/* Take every queued message; each must be one JSON object + "\r\n". */
+static unsigned take(struct qmp_conn *c)
+{
+	size_t len;
+	const char *out = qmp_conn_output(c, &len);
+	char *copy = strndup(out ? out : "", len), *p = copy, *nl;
+
+	drop_msgs();
+	while ((nl = strstr(p, "\r\n"))) {
+		*nl = '\0';
+		msgs[nr_msgs] = json_tokener_parse(p);
+		CHECK(msgs[nr_msgs] && json_object_is_type(msgs[nr_msgs], json_type_object));
+		if (msgs[nr_msgs] && nr_msgs + 1 < MAX_MSGS)
+			nr_msgs++;
+		p = nl + 2;
+	}
+	CHECK(*p == '\0');
+	free(copy);
+	qmp_conn_consume(c, len);
+	return nr_msgs;
+}
+
+static void send_str(struct qmp_conn *c, const char *s)
+{
+	qmp_conn_feed(c, s, strlen(s));
+}
+
+static struct json_object *member(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (o)
+		json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
+/* Message i is the reply {"return":..., "id":"<id>"}; returns the value. */
+static struct json_object *ret_of(unsigned i, const char *id)
+{
+	struct json_object *r;
+
+	CHECK(i < nr_msgs);
+	if (i >= nr_msgs)
+		return NULL;
+	r = member(msgs[i], "return");
+	CHECK(r != NULL);
+	if (!r)
+		fprintf(stderr, "  got %s\n", json_object_to_json_string(msgs[i]));
+	if (id)
+		CHECK(member(msgs[i], "id") &&
+		      !strcmp(json_object_get_string(member(msgs[i], "id")), id));
+	return r;
+}
+
+static const char *error_class(unsigned i)
+{
+	struct json_object *e = i < nr_msgs ? member(msgs[i], "error") : NULL;
+
+	return e ? json_object_get_string(member(e, "class")) : "";
+}
+
+static const char *event_name(unsigned i)
+{
+	struct json_object *e = i < nr_msgs ? member(msgs[i], "event") : NULL;
+
+	return e ? json_object_get_string(e) : "";
+}
+
+/* Run one command; expect exactly one message, its return value. */
+static struct json_object *exec1(struct qmp_conn *c, const char *json, const char *id)
+{
+	send_str(c, json);
+	CHECK(take(c) == 1);
+	return ret_of(0, id);
+}
+
+static void negotiate(struct qmp_conn *c)
+{
+	qmp_conn_greet(c);
+	CHECK(take(c) == 1);
+	exec1(c, "{\"execute\":\"qmp_capabilities\",\"id\":\"libvirt-1\"}\r\n", "libvirt-1");
+}
+
+static void test_start_sequence(void)
+{
+	struct fake_vm vm = { .state = QMP_STATE_PAUSED };
+	struct qmp_conn c;
+	struct json_object *r, *q;
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	c.now_us = fixed_now;
+	qmp_conn_greet(&c);
+	CHECK(take(&c) == 1);
+	q = member(member(member(msgs[0], "QMP"), "version"), "qemu");
+	CHECK(q && json_object_get_int(member(q, "major")) == 7);
+	/* Events before negotiation are dropped, commands refused. */
+	qmp_conn_event(&c, "RESUME", NULL);
+	send_str(&c, "{\"execute\":\"query-status\",\"id\":1}\r\n");
+	CHECK(take(&c) == 1 && !strcmp(error_class(0), "CommandNotFound"));
+	exec1(&c, "{\"execute\":\"qmp_capabilities\",\"id\":\"libvirt-1\"}\r\n", "libvirt-1");
+	r = exec1(&c, "{\"execute\":\"query-migrate-capabilities\",\"id\":\"libvirt-2\"}\r\n",
+		  "libvirt-2");
+	CHECK(json_object_is_type(r, json_type_array));
+	exec1(&c, "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"
+	      "[{\"capability\":\"events\",\"state\":true}]},\"id\":\"libvirt-3\"}\r\n",
+	      "libvirt-3");
+	r = exec1(&c, "{\"execute\":\"query-chardev\",\"id\":\"libvirt-4\"}\r\n", "libvirt-4");
+	CHECK(json_object_array_length(r) == 2);
+	q = json_object_array_get_idx(r, 1);
+	CHECK(!strcmp(json_object_get_string(member(q, "filename")), "pty:/dev/pts/7"));
+	CHECK(!strcmp(json_object_get_string(member(q, "label")), "charserial0"));
+	r = exec1(&c, "{\"execute\":\"query-hotpluggable-cpus\",\"id\":\"libvirt-5\"}\r\n",
+		  "libvirt-5");
+	CHECK(json_object_array_length(r) == 2);
+	q = json_object_array_get_idx(r, 0);
+	CHECK(json_object_get_int(member(member(q, "props"), "socket-id")) == 1);
+	CHECK(json_object_get_int(member(q, "vcpus-count")) == 1);
+	r = exec1(&c, "{\"execute\":\"query-cpus-fast\",\"id\":\"libvirt-6\"}\r\n", "libvirt-6");
+	CHECK(json_object_array_length(r) == 2);
+	q = json_object_array_get_idx(r, 1);
+	CHECK(json_object_get_int(member(q, "thread-id")) == 19155);
+	CHECK(json_object_get_int(member(q, "cpu-index")) == 1);
+	CHECK(!strcmp(json_object_get_string(member(q, "qom-path")),
+		      "/machine/unattached/device[1]"));
+	r = exec1(&c, "{\"execute\":\"qom-list\",\"arguments\":{\"path\":"
+		  "\"/machine/unattached/device[0]\"},\"id\":\"libvirt-7\"}\r\n", "libvirt-7");
+	CHECK(json_object_array_length(r) == 0);
+	r = exec1(&c, "{\"execute\":\"qom-get\",\"arguments\":{\"path\":\"/machine/unattached/"
+		  "device[0]\",\"property\":\"unavailable-features\"},\"id\":\"libvirt-8\"}\r\n",
+		  "libvirt-8");
+	CHECK(json_object_array_length(r) == 0);
+	exec1(&c, "{\"execute\":\"query-iothreads\",\"id\":\"libvirt-9\"}\r\n", "libvirt-9");
+	exec1(&c, "{\"execute\":\"query-named-block-nodes\",\"arguments\":{\"flat\":true},"
+	      "\"id\":\"libvirt-10\"}\r\n", "libvirt-10");
+	r = exec1(&c, "{\"execute\":\"qom-list\",\"arguments\":{\"path\":\"/machine/peripheral\"},"
+		  "\"id\":\"libvirt-11\"}\r\n", "libvirt-11");
+	CHECK(json_object_array_length(r) == 2);
+	q = json_object_array_get_idx(r, 1);
+	CHECK(!strcmp(json_object_get_string(member(q, "name")), "serial0"));
+	CHECK(!strcmp(json_object_get_string(member(q, "type")), "child<isa-serial>"));
+	exec1(&c, "{\"execute\":\"query-block\",\"id\":\"libvirt-12\"}\r\n", "libvirt-12");
+	/* cont: the RESUME event first, then the reply. */
+	send_str(&c, "{\"execute\":\"cont\",\"id\":\"libvirt-13\"}\r\n");
+	CHECK(take(&c) == 2);
+	CHECK(!strcmp(event_name(0), "RESUME"));
+	CHECK(json_object_get_int64(member(member(msgs[0], "timestamp"), "microseconds")) ==
+	      123456);
+	ret_of(1, "libvirt-13");
+	CHECK(vm.conts == 1 && vm.state == QMP_STATE_RUNNING);
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
+static void test_runtime(void)
+{
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+	struct json_object *r;
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	negotiate(&c);
+	send_str(&c, "{\"execute\":\"stop\",\"id\":\"a\"}\r\n");
+	CHECK(take(&c) == 2 && !strcmp(event_name(0), "STOP"));
+	ret_of(1, "a");
+	/* Already paused: no second STOP. */
+	exec1(&c, "{\"execute\":\"stop\",\"id\":\"b\"}\r\n", "b");
+	r = exec1(&c, "{\"execute\":\"query-status\",\"id\":\"c\"}", "c");
+	CHECK(!strcmp(json_object_get_string(member(r, "status")), "paused"));
+	CHECK(!json_object_get_boolean(member(r, "running")));
+	send_str(&c, "{\"execute\":\"cont\",\"id\":\"d\"}");
+	CHECK(take(&c) == 2 && !strcmp(event_name(0), "RESUME"));
+	send_str(&c, "{\"execute\":\"system_powerdown\",\"id\":\"e\"}");
+	CHECK(take(&c) == 2 && !strcmp(event_name(0), "POWERDOWN") && vm.powerdowns == 1);
+	send_str(&c, "{\"execute\":\"system_reset\",\"id\":\"f\"}");
+	CHECK(take(&c) == 2 && !strcmp(event_name(0), "RESET") && vm.resets == 1);
+	CHECK(!strcmp(json_object_get_string(member(member(msgs[0], "data"), "reason")),
+		      "host-qmp-system-reset"));
+	/* A guest shutdown reported by the owner, then cont is refused. */
+	qmp_conn_event(&c, "SHUTDOWN", NULL);
+	CHECK(take(&c) == 1 && !strcmp(event_name(0), "SHUTDOWN"));
+	vm.state = QMP_STATE_SHUTDOWN;
+	send_str(&c, "{\"execute\":\"cont\",\"id\":\"g\"}");
+	CHECK(take(&c) == 1 && !strcmp(error_class(0), "GenericError"));
+	vm.fail_tids = 1;
+	send_str(&c, "{\"execute\":\"query-cpus-fast\",\"id\":\"h\"}");
+	CHECK(take(&c) == 1 && !strcmp(error_class(0), "GenericError"));
+	r = exec1(&c, "{\"execute\":\"query-balloon\"}", NULL);
+	CHECK(json_object_get_int64(member(r, "actual")) == 256ll << 20);
+	/* quit: SHUTDOWN, the reply, and only then the backend's quit. */
+	send_str(&c, "{\"execute\":\"quit\",\"id\":\"q\"}");
+	CHECK(take(&c) == 2 && !strcmp(event_name(0), "SHUTDOWN"));
+	ret_of(1, "q");
+	CHECK(vm.quits == 1);
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
+/* LIBVIRT-QMP.md section 5: all must succeed or libvirt kills the VM. */
+static void test_reconnect_sequence(void)
+{
+	static const char *const cmds[] = {
+		"qmp_capabilities", "query-migrate-capabilities", "query-status",
+		"query-hotpluggable-cpus", "query-cpus-fast", "query-iothreads",
+		"query-block", "query-chardev", "query-jobs", "query-version",
+		"query-commands", "query-kvm", "query-name", "query-uuid",
+	};
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+	char req[256];
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	qmp_conn_greet(&c);
+	take(&c);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(req, sizeof(req), "{\"execute\":\"%s\",\"id\":\"libvirt-%zu\"}\r\n",
+			 cmds[i], i + 1);
+		snprintf(req + 200, 56, "libvirt-%zu", i + 1);
+		exec1(&c, req, req + 200);
+	}
+	exec1(&c, "{\"execute\":\"qom-list\",\"arguments\":{\"path\":\"/machine/peripheral\"},"
+	      "\"id\":\"x\"}", "x");
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
+/* Bad input: one error reply each; the next request still works. */
+static void test_bad_input(void)
+{
+	static const struct {
+		const char *in, *cls;
+	} bad[] = {
+		{ "{\"execute\":}\r\n", "GenericError" },
+		{ "[1,2]\r\n", "GenericError" },
+		{ "\"just a string\"\r\n", "GenericError" },
+		{ "}\r\n", "GenericError" },
+		{ "{\"id\":1}\r\n", "GenericError" },
+		{ "{\"execute\":42}\r\n", "GenericError" },
+		{ "{\"execute\":\"stop\",\"arguments\":[]}\r\n", "GenericError" },
+		{ "{\"execute\":\"stop\",\"bogus\":1}\r\n", "GenericError" },
+		{ "{\"exec-oob\":\"stop\"}\r\n", "GenericError" },
+		{ "{\"execute\":\"no-such-command\",\"id\":7}\r\n", "CommandNotFound" },
+		{ "{\"execute\":\"qmp_capabilities\"}\r\n", "CommandNotFound" },
+		{ "{\"execute\":\"qom-list\"}\r\n", "GenericError" },
+		{ "{\"execute\":\"qom-get\",\"arguments\":{\"path\":\"/\",\"property\":\"x\"}}\r\n",
+		  "GenericError" },
+		{ "\x01\x02\xff\xfe garbage\r\n", "GenericError" },
+		{ "{\"a\":\"\\u12\"}\r\n", "GenericError" },
+	};
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+	char nul[] = "{\"execute\":\0\"stop\"}\r\n";
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	negotiate(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		send_str(&c, bad[i].in);
+		CHECK(take(&c) == 1);
+		if (strcmp(error_class(0), bad[i].cls))
+			fprintf(stderr, "bad input %zu: got %s\n", i,
+				nr_msgs ? json_object_to_json_string(msgs[0]) : "nothing");
+		CHECK(!strcmp(error_class(0), bad[i].cls));
+		exec1(&c, "{\"execute\":\"query-status\",\"id\":\"ok\"}\r\n", "ok");
+	}
+	/* A NUL byte inside a request. */
+	qmp_conn_feed(&c, nul, sizeof(nul) - 1);
+	CHECK(take(&c) <= 1 && vm.stops == 0);
+	exec1(&c, "{\"execute\":\"query-status\",\"id\":\"ok\"}\r\n", "ok");
+	/* An unknown command's id is echoed. */
+	send_str(&c, "{\"execute\":\"human-monitor-command\",\"id\":{\"n\":[1]}}");
+	CHECK(take(&c) == 1 && !strcmp(error_class(0), "CommandNotFound"));
+	CHECK(json_object_get_int(json_object_array_get_idx(
+		member(member(msgs[0], "id"), "n"), 0)) == 1);
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
+static void test_framing(void)
+{
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+	const char *req = "{\"execute\":\"query-status\",\"id\":\"s\"}\r\n";
+	size_t big = QMP_MAX_REQUEST + 4096, sent = 0;
+	char *huge = malloc(big);
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	negotiate(&c);
+	/* One byte at a time. */
+	for (const char *p = req; *p; p++) {
+		size_t len;
+
+		qmp_conn_feed(&c, p, 1);
+		qmp_conn_output(&c, &len);
+		CHECK((len != 0) == (p >= strchr(req, '}')));
+	}
+	CHECK(take(&c) == 1);
+	ret_of(0, "s");
+	/* Three in one buffer, no separators between two of them. */
+	send_str(&c, "{\"execute\":\"query-block\",\"id\":\"1\"}{\"execute\":\"query-jobs\","
+		 "\"id\":\"2\"}\n{\"execute\":\"query-iothreads\",\"id\":\"3\"}\n");
+	CHECK(take(&c) == 3);
+	ret_of(0, "1");
+	ret_of(1, "2");
+	ret_of(2, "3");
+	/* Oversized: a string that never ends within the limit, in chunks. */
+	memcpy(huge, "{\"execute\":\"", 12);
+	memset(huge + 12, 'a', big - 12);
+	huge[big - 1] = '\n';
+	while (sent < big) {
+		size_t n = big - sent < 65536 ? big - sent : 65536;
+
+		qmp_conn_feed(&c, huge + sent, n);
+		sent += n;
+	}
+	CHECK(take(&c) == 1 && !strcmp(error_class(0), "GenericError"));
+	CHECK(nr_msgs && strstr(json_object_get_string(member(member(msgs[0], "error"), "desc")),
+		     "too large"));
+	exec1(&c, req, "s");
+	free(huge);
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
+/* A client that never reads: output stops at the limit, broken is set. */
+static void test_output_limit(void)
+{
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+	const char *req = "{\"execute\":\"query-hotpluggable-cpus\"}";
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	negotiate(&c);
+	for (int i = 0; i < 100000 && !qmp_conn_broken(&c); i++)
+		send_str(&c, req);
+	CHECK(qmp_conn_broken(&c));
+	CHECK(c.out_len <= QMP_MAX_OUTPUT);
+	qmp_conn_destroy(&c);
+}
+
+int main(void)
+{
+	test_start_sequence();
+	test_runtime();
+	test_reconnect_sequence();
+	test_bad_input();
+	test_framing();
+	test_output_limit();
+	return check_report("test_qmp");
+}
