@@ -240,12 +240,15 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 		} else if (!strcmp(k, "strict-io") &&
 			   !qemu_opts_get_bool(&o, k, false, &b)) {
 			l->cfg.strict_io = b;
+		} else if (!strcmp(k, "machine") &&
+			   (!strcmp(v, "kvm") || !strcmp(v, "standin"))) {
+			l->standin = !strcmp(v, "standin");
 		} else if (!strcmp(k, "verbose") && !qemu_opts_get_uint(&o, k, 9, &n)) {
 			l->cfg.verbose = (unsigned)n;
 		} else {
 			snprintf(err, errlen, "-lagvisor %s=%s: unknown setting or bad value "
 				 "(sched=host|eevdf, irqchip=kernel|user, strict-io=on|off, "
-				 "verbose=N)", k, v);
+				 "verbose=N, machine=kvm|standin)", k, v);
 			r = -EINVAL;
 		}
 	}

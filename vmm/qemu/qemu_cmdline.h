@@ -11,6 +11,7 @@
  * domain's <qemu:commandline> appends) or the LAGVISOR_QEMU_OPTS
  * environment variable (<qemu:env>), same syntax; the option wins:
  *   sched=host|eevdf  irqchip=kernel|user  strict-io=on|off  verbose=N
+ *   machine=kvm|standin (standin: no VM, for tests; see standin.h)
  */
 #ifndef LAGVISOR_VMM_QEMU_CMDLINE_H
 #define LAGVISOR_VMM_QEMU_CMDLINE_H
@@ -57,6 +58,7 @@ struct qemu_launch {
 	bool start_paused;         /* -S */
 	bool no_shutdown;          /* -no-shutdown */
 	bool daemonize;            /* -daemonize */
+	bool standin;              /* -lagvisor machine=standin (see standin.h) */
 	char *pidfile;             /* -pidfile, NULL: none */
 	char *name;                /* -name guest=NAME */
 	char *uuid;                /* -uuid */

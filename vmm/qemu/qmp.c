@@ -61,7 +61,8 @@ static void qmp_send(struct qmp_conn *c, struct json_object *msg)
 		c->broken = true;
 		return;
 	}
-	s = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+	s = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN |
+					   JSON_C_TO_STRING_NOSLASHESCAPE);
 	len = s ? strlen(s) : 0;
 	need = c->out_len + len + 2;
 	if (!s || need > QMP_MAX_OUTPUT) {

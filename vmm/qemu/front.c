@@ -1,0 +1,482 @@
+#include "vmm/qemu/front.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "vmm/kvm.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE   2
+/* How long query-cpus-fast waits for the vCPU threads of a VM being started. */
+#define FRONT_TID_WAIT_MS 5000
+/* How long the last events may take to reach libvirt before exiting. */
+#define FRONT_FLUSH_MS 2000
+
+static struct json_object *shutdown_data(bool guest, const char *reason)
+{
+	struct json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "guest", json_object_new_boolean(guest));
+	json_object_object_add(d, "reason", json_object_new_string(reason));
+	return d;
+}
+
+static void front_event(struct front *f, const char *name, struct json_object *data)
+{
+	if (f->qmp_on)
+		qmp_server_event(&f->qmp, name, data);
+	else
+		json_object_put(data);
+}
+
+/* A request that ends the current VM (vm_run returns in front_run). */
+static void front_request_locked(struct front *f, enum front_req req)
+{
+	/* A signal or quit is final; a reset or powerdown yields to them. */
+	if (f->req == FRONT_REQ_SIGNAL || f->req == FRONT_REQ_QUIT)
+		return;
+	f->req = req;
+	if (f->vm_live)
+		f->m->stop(f);
+	pthread_cond_broadcast(&f->cond);
+}
+
+static void front_on_signal(void *opaque, int signo)
+{
+	struct front *f = opaque;
+
+	log_info("signal %d (%s): shutting down", signo, strsignal(signo));
+	pthread_mutex_lock(&f->lock);
+	front_request_locked(f, FRONT_REQ_SIGNAL);
+	if (f->req == FRONT_REQ_SIGNAL)
+		f->signo = signo;
+	pthread_mutex_unlock(&f->lock);
+}
+
+static const struct front_machine_ops front_vm_ops, front_standin_ops;
+
+/* QMP backend hooks: the I/O thread, QMP server lock held. */
+
+static enum qmp_run_state fb_state(void *opaque)
+{
+	struct front *f = opaque;
+	enum qmp_run_state s;
+
+	pthread_mutex_lock(&f->lock);
+	s = f->state;
+	pthread_mutex_unlock(&f->lock);
+	return s;
+}
+
+static int fb_stop(void *opaque)
+{
+	struct front *f = opaque;
+	int r = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->state == QMP_STATE_RUNNING) {
+		if (f->vm_live)
+			r = f->m->pause(f);
+		if (!r)
+			f->state = QMP_STATE_PAUSED;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+static int fb_cont(void *opaque)
+{
+	struct front *f = opaque;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->vm_live)
+		f->m->resume(f);
+	/* Not live: a rebuild is under way; it starts the VM running. */
+	f->state = QMP_STATE_RUNNING;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/*
+ * lagvisor machines have no ACPI power button: the request ends the
+ * guest as one that honours the button would, and reports it as the
+ * guest's shutdown, which is what libvirt waits for.
+ */
+static int fb_powerdown(void *opaque)
+{
+	struct front *f = opaque;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->vm_live)
+		front_request_locked(f, FRONT_REQ_POWERDOWN);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static int fb_reset(void *opaque)
+{
+	struct front *f = opaque;
+
+	pthread_mutex_lock(&f->lock);
+	front_request_locked(f, FRONT_REQ_RESET);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static void fb_quit(void *opaque)
+{
+	struct front *f = opaque;
+
+	pthread_mutex_lock(&f->lock);
+	front_request_locked(f, FRONT_REQ_QUIT);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static int fb_vcpu_tids(void *opaque, int *tids, unsigned n)
+{
+	struct front *f = opaque;
+	int r = -EAGAIN;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->vm_live)
+		r = f->m->vcpu_tids(f, tids, n, FRONT_TID_WAIT_MS);
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+static const struct qmp_backend_ops front_qmp_ops = {
+	.state = fb_state,
+	.stop = fb_stop,
+	.cont = fb_cont,
+	.powerdown = fb_powerdown,
+	.reset = fb_reset,
+	.quit = fb_quit,
+	.vcpu_tids = fb_vcpu_tids,
+};
+
+static void front_fill_machine(struct front *f)
+{
+	const struct qemu_launch *l = f->launch;
+	struct qmp_machine *m = &f->machine;
+
+	m->nr_cpus = l->cfg.nr_cpus;
+	m->mem_bytes = l->cfg.mem_bytes;
+	m->name = l->name;
+	m->uuid = l->uuid;
+	for (unsigned i = 0; i < l->nr_chardevs && i < QMP_MAX_CHARDEVS; i++) {
+		const struct qemu_chardev *c = &l->chardevs[i];
+
+		m->chardevs[m->nr_chardevs].label = c->id;
+		if (l->serial && !strcmp(c->id, l->serial))
+			m->chardevs[m->nr_chardevs].filename = f->serial.filename;
+		else
+			m->chardevs[m->nr_chardevs].filename = c->backend;
+		m->nr_chardevs++;
+	}
+	for (unsigned i = 0; i < l->nr_devices && i < QMP_MAX_DEVICES; i++) {
+		m->devices[i].id = l->devices[i].id;
+		m->devices[i].driver = l->devices[i].driver;
+		m->nr_devices++;
+	}
+}
+
+static int front_open_monitor(struct front *f)
+{
+	const struct qemu_chardev *c = qemu_launch_chardev(f->launch, f->launch->monitor);
+	int fd = c->fd, r;
+
+	if (fd < 0) {
+		fd = qmp_server_listen_path(c->path);
+		if (fd < 0) {
+			log_error("QMP monitor %s: cannot listen on %s: %s", c->id, c->path,
+				  strerror(-fd));
+			return fd;
+		}
+	}
+	r = qmp_server_init(&f->qmp, &f->io, fd, &front_qmp_ops, f, &f->machine);
+	if (r) {
+		log_error("QMP monitor %s (fd %d): %s", c->id, fd, strerror(-r));
+		qmp_server_destroy(&f->qmp);
+		return r;
+	}
+	f->qmp_on = true;
+	return 0;
+}
+
+int front_init(struct front *f, struct qemu_launch *launch)
+{
+	char err[512] = "";
+	sigset_t sigs;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	f->launch = launch;
+	f->m = launch->standin ? &front_standin_ops : &front_vm_ops;
+	f->serial.out_fd = f->serial.in_fd = f->serial.pty_master = f->serial.pty_slave = -1;
+	f->state = launch->start_paused ? QMP_STATE_PRELAUNCH : QMP_STATE_RUNNING;
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	/* Before any thread exists, so that every thread inherits the mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	r = iothread_init(&f->io, &sigs, front_on_signal, f);
+	if (r) {
+		log_error("I/O thread setup: %s", strerror(-r));
+		return r;
+	}
+	if (launch->serial) {
+		r = chardev_open(&f->serial, launch, qemu_launch_chardev(launch, launch->serial),
+				 err, sizeof(err));
+		if (r) {
+			log_error("%s", err);
+			return r;
+		}
+	}
+	front_fill_machine(f);
+	if (launch->monitor)
+		return front_open_monitor(f);
+	return 0;
+}
+
+/* vmm/main.c's sequence, with the console on the serial chardev. */
+static int vm_build(struct front *f, struct vm_config *cfg)
+{
+	struct host_limits limits = { 0 };
+	char err[512] = "";
+	int code = EXIT_RUNTIME;
+
+	cfg->serial = f->serial.out_fd >= 0 ? SERIAL_FD : SERIAL_NONE;
+	cfg->serial_out_fd = f->serial.out_fd;
+	cfg->serial_in_fd = f->serial.in_fd;
+	config_read_host_mem(&limits);
+	if (config_validate(cfg, &limits, err, sizeof(err)) ||
+	    config_check_files(cfg, err, sizeof(err))) {
+		log_error("%s", err);
+		return EXIT_USAGE;
+	}
+	if (vm_init(&f->vm, cfg)) {
+		log_error("cannot set up the VM");
+		return EXIT_RUNTIME;
+	}
+	if (vm_map_memory(&f->vm, err, sizeof(err)))
+		goto fail;
+	if (vm_load_kernel(&f->vm, err, sizeof(err))) {
+		code = EXIT_USAGE;
+		goto fail;
+	}
+	if (kvm_open(&f->vm.kvm, cfg->irqchip, err, sizeof(err)))
+		goto fail;
+	limits.max_cpus = f->vm.kvm.max_cpus;
+	if (config_validate(cfg, &limits, err, sizeof(err))) {
+		code = EXIT_USAGE;
+		goto fail;
+	}
+	if (vm_create(&f->vm, err, sizeof(err)))
+		goto fail;
+	/* The VM's I/O thread reads the same signals: route them here. */
+	f->vm.iothread.on_signal = front_on_signal;
+	f->vm.iothread.sig_opaque = f;
+	return 0;
+fail:
+	log_error("%s", err[0] ? err : "unknown error");
+	vm_destroy(&f->vm);
+	return code;
+}
+
+static int vm_run_(struct front *f)
+{
+	return vm_run(&f->vm);
+}
+
+static int vm_pause_(struct front *f)
+{
+	return vm_pause(&f->vm);
+}
+
+static void vm_resume_(struct front *f)
+{
+	vm_resume(&f->vm);
+}
+
+static void vm_stop_(struct front *f)
+{
+	vm_stop(&f->vm, 0);
+}
+
+static int vm_vcpu_tids_(struct front *f, int *tids, unsigned n, int timeout_ms)
+{
+	return vm_vcpu_tids(&f->vm, tids, n, timeout_ms);
+}
+
+static void vm_destroy_(struct front *f)
+{
+	vm_destroy(&f->vm);
+}
+
+static const struct front_machine_ops front_vm_ops = {
+	.build = vm_build,
+	.run = vm_run_,
+	.pause = vm_pause_,
+	.resume = vm_resume_,
+	.stop = vm_stop_,
+	.vcpu_tids = vm_vcpu_tids_,
+	.destroy = vm_destroy_,
+};
+
+static int standin_build(struct front *f, struct vm_config *cfg)
+{
+	int r = standin_create(&f->standin, cfg->nr_cpus, f->serial.out_fd);
+
+	if (r) {
+		log_error("stand-in machine: %s", strerror(-r));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static int standin_run_(struct front *f)
+{
+	return standin_run(&f->standin);
+}
+
+static int standin_pause_(struct front *f)
+{
+	standin_pause(&f->standin);
+	return 0;
+}
+
+static void standin_resume_(struct front *f)
+{
+	standin_resume(&f->standin);
+}
+
+static void standin_stop_(struct front *f)
+{
+	standin_stop(&f->standin, 0);
+}
+
+static int standin_vcpu_tids_(struct front *f, int *tids, unsigned n, int timeout_ms)
+{
+	return standin_vcpu_tids(&f->standin, tids, n, timeout_ms);
+}
+
+static void standin_destroy_(struct front *f)
+{
+	standin_destroy(&f->standin);
+}
+
+static const struct front_machine_ops front_standin_ops = {
+	.build = standin_build,
+	.run = standin_run_,
+	.pause = standin_pause_,
+	.resume = standin_resume_,
+	.stop = standin_stop_,
+	.vcpu_tids = standin_vcpu_tids_,
+	.destroy = standin_destroy_,
+};
+
+/* After a guest-side end with -no-shutdown: wait for reset, quit or a signal. */
+static enum front_req front_wait_shut_down(struct front *f)
+{
+	enum front_req req;
+
+	pthread_mutex_lock(&f->lock);
+	f->state = QMP_STATE_SHUTDOWN;
+	while (f->req == FRONT_REQ_NONE || f->req == FRONT_REQ_POWERDOWN)
+		pthread_cond_wait(&f->cond, &f->lock);
+	req = f->req;
+	if (req == FRONT_REQ_RESET) {
+		f->req = FRONT_REQ_NONE;
+		f->state = QMP_STATE_PRELAUNCH;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return req;
+}
+
+static int front_exit(struct front *f, enum front_req req, int code)
+{
+	if (req == FRONT_REQ_SIGNAL)
+		front_event(f, "SHUTDOWN", shutdown_data(false, "host-signal"));
+	/* quit: the protocol sent SHUTDOWN before its reply. */
+	if (f->qmp_on)
+		qmp_server_flush(&f->qmp, FRONT_FLUSH_MS);
+	return code;
+}
+
+int front_run(struct front *f)
+{
+	struct vm_config cfg = f->launch->cfg;
+
+	for (;;) {
+		enum front_req req;
+		int code = f->m->build(f, &cfg);
+
+		if (code)
+			return front_exit(f, FRONT_REQ_NONE, code);
+		pthread_mutex_lock(&f->lock);
+		f->vm_live = true;
+		if (f->state != QMP_STATE_RUNNING)
+			f->m->pause(f);
+		/* A signal that came while there was no VM ends it at once. */
+		if (f->req == FRONT_REQ_SIGNAL || f->req == FRONT_REQ_QUIT)
+			f->m->stop(f);
+		pthread_mutex_unlock(&f->lock);
+		if (!f->io_started) {
+			int r = iothread_start(&f->io);
+
+			if (r) {
+				log_error("starting the QMP I/O thread: %s", strerror(-r));
+				f->m->destroy(f);
+				return EXIT_RUNTIME;
+			}
+			f->io_started = true;
+		}
+		code = f->m->run(f);
+		pthread_mutex_lock(&f->lock);
+		f->vm_live = false;
+		req = f->req;
+		if (req == FRONT_REQ_RESET || req == FRONT_REQ_POWERDOWN)
+			f->req = FRONT_REQ_NONE;
+		pthread_mutex_unlock(&f->lock);
+		f->m->destroy(f);
+
+		if (req == FRONT_REQ_SIGNAL || req == FRONT_REQ_QUIT)
+			return front_exit(f, req, 0);
+		if (req == FRONT_REQ_RESET)
+			continue;          /* same state: running or paused */
+		if (req == FRONT_REQ_NONE && code == EXIT_RUNTIME) {
+			log_error("the VM failed; exiting without a SHUTDOWN event");
+			pthread_mutex_lock(&f->lock);
+			f->state = QMP_STATE_INTERNAL_ERROR;
+			pthread_mutex_unlock(&f->lock);
+			return front_exit(f, req, EXIT_RUNTIME);
+		}
+		/* The guest ended (poweroff, debug-exit, or the power button). */
+		front_event(f, "SHUTDOWN", shutdown_data(true, "guest-shutdown"));
+		if (!f->launch->no_shutdown)
+			return front_exit(f, req, code);
+		front_event(f, "STOP", NULL);
+		req = front_wait_shut_down(f);
+		if (req != FRONT_REQ_RESET)
+			return front_exit(f, req, code);
+	}
+}
+
+void front_destroy(struct front *f)
+{
+	if (f->io_started)
+		iothread_stop(&f->io);
+	if (f->qmp_on)
+		qmp_server_destroy(&f->qmp);
+	chardev_close(&f->serial);
+	iothread_destroy(&f->io);
+	pthread_cond_destroy(&f->cond);
+	pthread_mutex_destroy(&f->lock);
+}

@@ -1,0 +1,86 @@
+/*
+ * The QEMU front's runtime: one lagvisor VM driven the way QEMU is driven
+ * by libvirt. It owns the parsed launch, the serial chardev, an I/O
+ * thread of its own for the QMP monitor and the termination signals, and
+ * the VM, which it may rebuild (system_reset) while the process and the
+ * monitor stay.
+ *
+ * States (QMP run states) and what moves between them:
+ *   prelaunch --cont--> running <--stop/cont--> paused
+ *   running/paused --guest poweroff, debug-exit, system_powerdown-->
+ *       SHUTDOWN event; exit 0, or with -no-shutdown STOP and "shutdown"
+ *   shutdown --system_reset--> prelaunch (VM rebuilt, paused)
+ *   running --system_reset--> running (VM rebuilt)
+ *   any --SIGTERM/SIGINT/SIGHUP--> SHUTDOWN host-signal, exit 0
+ *   any --quit--> SHUTDOWN host-qmp-quit, exit 0
+ *   a VM failure (KVM error, triple fault) --> exit 1 without SHUTDOWN,
+ *       which libvirt reports as "shut off (crashed)"
+ *
+ * Locking: front.lock guards state, req and vm_live. Lock order:
+ * the QMP server's lock, then front.lock, then the VM's lock.
+ */
+#ifndef LAGVISOR_VMM_QEMU_FRONT_H
+#define LAGVISOR_VMM_QEMU_FRONT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "vmm/iothread.h"
+#include "vmm/qemu/chardev.h"
+#include "vmm/qemu/qemu_cmdline.h"
+#include "vmm/qemu/qmp.h"
+#include "vmm/qemu/qmp_server.h"
+#include "vmm/qemu/standin.h"
+#include "vmm/vm.h"
+
+/* Why the front itself stopped the VM. */
+enum front_req { FRONT_REQ_NONE, FRONT_REQ_POWERDOWN, FRONT_REQ_RESET,
+		 FRONT_REQ_QUIT, FRONT_REQ_SIGNAL };
+
+struct front;
+
+/* The machine the front drives: lagvisor's VM, or the stand-in (tests). */
+struct front_machine_ops {
+	/* Create it for cfg; 0 or the process exit code (message logged). */
+	int (*build)(struct front *f, struct vm_config *cfg);
+	/* Run until stopped; the exit code. */
+	int (*run)(struct front *f);
+	int (*pause)(struct front *f);
+	void (*resume)(struct front *f);
+	void (*stop)(struct front *f);
+	int (*vcpu_tids)(struct front *f, int *tids, unsigned n, int timeout_ms);
+	void (*destroy)(struct front *f);
+};
+
+struct front {
+	const struct front_machine_ops *m;
+	struct qemu_launch *launch;
+	struct chardev_host serial;
+	struct qmp_machine machine;
+	struct iothread io;
+	bool io_started;
+	struct qmp_server qmp;
+	bool qmp_on;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;         /* req changed */
+	enum qmp_run_state state;
+	enum front_req req;
+	int signo;                   /* the signal behind FRONT_REQ_SIGNAL */
+	bool vm_live;                /* the machine is between build and destroy */
+	struct vm vm;                /* lagvisor's machine */
+	struct standin standin;      /* -lagvisor machine=standin */
+};
+
+/*
+ * Set up everything but the VM: signals (call before any thread exists),
+ * the serial chardev, the QMP monitor. 0, or -errno with a message logged.
+ */
+int front_init(struct front *f, struct qemu_launch *launch);
+
+/* Build and run the VM until the process should exit; its exit status. */
+int front_run(struct front *f);
+
+void front_destroy(struct front *f);
+
+#endif

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Suite 'libvirt': a private libvirtd (its own socket directory and config,
+# started and stopped by PID here) manages lagvisor domains through
+# lagvisor-qemu, with virsh as a user would.
+#
+#   libvirt.sh MODE LAGVISOR_QEMU GUEST_ELF SCRIPTS_LIBVIRT_DIR
+#
+# MODE standin: runs on any host (root). libvirt's capability probe through
+#   lagvisor-qemu, `virsh define` of the example domain, then the whole
+#   management path on the stand-in machine (-lagvisor machine=standin: real
+#   QMP, pty, vCPU threads; no KVM, no guest): start, console output,
+#   dominfo, vCPU thread IDs, vcpupin, suspend/resume, a libvirtd restart
+#   with the domain surviving, reboot, shutdown, destroy.
+# MODE kvm: the same on a real lagvisor VM running the hog guest; SKIP
+#   (exit 77) without /dev/kvm.
+set -uo pipefail
+SKIP=77
+mode=${1:?mode} emu_src=${2:?lagvisor-qemu} elf_src=${3:?guest elf} scripts=${4:?scripts/libvirt}
+
+skip() { echo "SKIP: $*"; exit $SKIP; }
+[ "$(id -u)" = 0 ] || skip "needs root (a system libvirtd runs the domains)"
+if [ "$mode" = kvm ] && [ ! -c /dev/kvm ]; then
+	skip "no /dev/kvm on this host, so no lagvisor VM can run; the management path is covered by libvirt-standin"
+fi
+[ -x "$emu_src" ] || { echo "FAIL: $emu_src is not built"; exit 1; }
+[ -r "$elf_src" ] || { echo "FAIL: guest $elf_src is not built"; exit 1; }
+
+missing=()
+for p in libvirt-daemon-system libvirt-clients qemu-system-x86; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/tmp/lagvisor-libvirt-apt.log 2>&1 ||
+		{ apt-get update -q >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" \
+			>/tmp/lagvisor-libvirt-apt.log 2>&1; } ||
+		{ echo "FAIL: apt-get install ${missing[*]} failed (/tmp/lagvisor-libvirt-apt.log)"; exit 1; }
+fi
+# A running system libvirtd shares /run/libvirt/qemu and /etc/libvirt/qemu
+# with ours: two drivers on one state directory would corrupt each other.
+for pid in $(pgrep -x libvirtd; pgrep -x virtqemud); do
+	grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null && continue
+	skip "another libvirtd/virtqemud (pid $pid) is running; stop it to run this test"
+done
+
+work=$(mktemp -d /tmp/lagvisor-libvirt.XXXXXX)
+chmod 755 "$work"
+URI="qemu:///system?socket=$work/run/libvirt-sock"
+libvirtd_pid='' virtlogd_pid='' failures=0 domains=()
+# The binary and the guest where libvirt-qemu can reach them.
+cp "$emu_src" "$work/lagvisor-qemu" && chmod 755 "$work/lagvisor-qemu"
+cp "$elf_src" "$work/guest.elf" && chmod 644 "$work/guest.elf"
+EMU=$work/lagvisor-qemu
+mkdir -p "$work/run" /run/libvirt
+cat >"$work/libvirtd.conf" <<EOC
+unix_sock_dir = "$work/run"
+unix_sock_group = "root"
+unix_sock_rw_perms = "0700"
+auth_unix_rw = "none"
+auth_unix_ro = "none"
+log_outputs = "3:file:$work/libvirtd.log"
+EOC
+
+v() { virsh -q -c "$URI" "$@"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+
+stop_pid() {  # PID: SIGTERM, then SIGKILL after 10 s
+	local pid=$1 i
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid"
+	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null
+}
+
+start_libvirtd() {
+	local i
+	rm -f "$work/libvirtd.pid"
+	libvirtd -d -f "$work/libvirtd.conf" -p "$work/libvirtd.pid" || return 1
+	for i in $(seq 300); do
+		[ -s "$work/libvirtd.pid" ] && v version >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	libvirtd_pid=$(cat "$work/libvirtd.pid" 2>/dev/null)
+	v version >/dev/null 2>&1
+}
+
+cleanup() {
+	local d
+	for d in "${domains[@]}"; do
+		v destroy "$d" >/dev/null 2>&1
+		v undefine "$d" >/dev/null 2>&1
+	done
+	stop_pid "$libvirtd_pid"
+	stop_pid "$virtlogd_pid"
+	if [ $failures -gt 0 ]; then
+		echo "--- libvirtd log (tail) ---"; tail -n 30 "$work/libvirtd.log" 2>/dev/null
+		for d in "${domains[@]}"; do
+			echo "--- /var/log/libvirt/qemu/$d.log (tail) ---"
+			tail -n 30 "/var/log/libvirt/qemu/$d.log" 2>/dev/null
+		done
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# virtlogd carries the emulator's stdout/stderr into the domain log.
+if [ ! -S /run/libvirt/virtlogd-sock ] || ! pgrep -x virtlogd >/dev/null; then
+	rm -f /run/libvirt/virtlogd-sock /run/libvirt/virtlogd-admin-sock
+	virtlogd -d -p "$work/virtlogd.pid" || { echo "FAIL: virtlogd does not start"; exit 1; }
+	for i in $(seq 50); do [ -s "$work/virtlogd.pid" ] && break; sleep 0.1; done
+	virtlogd_pid=$(cat "$work/virtlogd.pid")
+fi
+start_libvirtd || { echo "FAIL: libvirtd does not start"; failures=1; exit 1; }
+
+if [ -c /dev/kvm ]; then type=kvm; else type=qemu; fi
+
+# The capability probe: libvirt runs `lagvisor-qemu ... -machine none`,
+# which hands it to the real QEMU; the result names our binary.
+caps=$(v domcapabilities --emulatorbin "$EMU" --arch x86_64 --virttype "$type" 2>&1)
+check "capability probe through lagvisor-qemu (domcapabilities, $type)" \
+	grep -q "<path>$EMU</path>" <<<"$caps"
+check "probed capabilities list the pc machine" grep -q "<machine>pc-i440fx" <<<"$caps"
+check "virsh capabilities" bash -c "virsh -q -c '$URI' capabilities | grep -q '<capabilities>'"
+
+state() { v domstate "$1" 2>/dev/null | head -n 1; }
+reason() { v domstate --reason "$1" 2>/dev/null | head -n 1; }
+wait_state() {  # NAME STATE SECONDS
+	local i
+	for i in $(seq $(($3 * 10))); do [ "$(state "$1")" = "$2" ] && return 0; sleep 0.1; done
+	echo "  $1 is '$(state "$1")' ($(reason "$1")), not '$2' after $3 s"
+	return 1
+}
+emu_pid() { cat "/run/libvirt/qemu/$1.pid" 2>/dev/null; }
+# vCPU thread IDs libvirt recorded from query-cpus-fast (its status XML).
+vcpu_tids() { grep -o "<vcpu id='[0-9]*' pid='[0-9]*'" "/run/libvirt/qemu/$1.xml" | grep -o "pid='[0-9]*'" | tr -dc '0-9\n'; }
+console_text() {  # NAME SECONDS: what `virsh console` shows in that time
+	timeout "$2" script -qfec "virsh -c '$URI' console --force $1" /dev/null 2>&1 </dev/null | tr -d '\r'
+}
+
+tids_are_vcpus() {
+	local name=$1 pid i=0 tid ok=0
+	pid=$(emu_pid "$name")
+	for tid in $(vcpu_tids "$name"); do
+		if [ "$(cat "/proc/$pid/task/$tid/comm" 2>/dev/null)" != "vcpu$i" ]; then
+			echo "  thread $tid: '$(cat "/proc/$pid/task/$tid/comm" 2>/dev/null)', expected vcpu$i"
+			ok=1
+		fi
+		i=$((i + 1))
+	done
+	[ $i -eq 2 ] || { echo "  $i vCPU thread IDs recorded, expected 2"; ok=1; }
+	return $ok
+}
+
+pinned_to_0() {
+	local name=$1 pid tid
+	pid=$(emu_pid "$name")
+	tid=$(vcpu_tids "$name" | sed -n 2p)
+	grep -q '^Cpus_allowed_list:[[:space:]]*0$' "/proc/$pid/task/$tid/status" ||
+		{ echo "  vCPU 1 (tid $tid): $(grep Cpus_allowed_list "/proc/$pid/task/$tid/status")"; return 1; }
+}
+
+define() {  # NAME LAGVISOR_OPTS CMDLINE
+	domains+=("$1")
+	"$scripts/define-and-start" --uri "$URI" --emulator "$EMU" --kernel "$work/guest.elf" \
+		--name "$1" --cpus 2 --memory 32 --type "$type" --lagvisor "$2" \
+		--cmdline "$3" --no-start >/dev/null
+}
+
+# lifecycle NAME PATTERN: the virsh commands DESIGN.md names, in order.
+lifecycle() {
+	local name=$1 pattern=$2 pid out
+	check "$name: virsh start" v start "$name"
+	check "$name: running" wait_state "$name" running 10
+	pid=$(emu_pid "$name")
+	out=$(console_text "$name" 4)
+	check "$name: console shows guest output" grep -q "$pattern" <<<"$out"
+	out=$(v dominfo "$name")
+	check "$name: dominfo running, 2 CPUs" bash -c \
+		"grep -q '^State: *running' <<<\"\$1\" && grep -q '^CPU(s): *2' <<<\"\$1\"" _ "$out"
+	check "$name: vcpuinfo lists 2 vCPUs" bash -c "[ \$(virsh -q -c '$URI' vcpuinfo $name | grep -c '^VCPU:') = 2 ]"
+	check "$name: libvirt's vCPU thread IDs are lagvisor's vCPU threads" tids_are_vcpus "$name"
+	check "$name: vcpupin 1 0" v vcpupin "$name" 1 0
+	check "$name: vCPU 1's thread allowed only on CPU 0" pinned_to_0 "$name"
+	check "$name: suspend" v suspend "$name"
+	check "$name: paused" wait_state "$name" paused 5
+	check "$name: resume" v resume "$name"
+	check "$name: running again" wait_state "$name" running 5
+	# libvirtd restart: the domain survives, and QMP answers the new daemon.
+	stop_pid "$libvirtd_pid"
+	check "libvirtd restarted" start_libvirtd
+	check "$name: still running after the libvirtd restart" wait_state "$name" running 10
+	check "$name: same emulator process" bash -c "[ '$(emu_pid "$name")' = '$pid' ] && kill -0 $pid"
+	check "$name: suspend after the restart (new QMP connection)" v suspend "$name"
+	check "$name: paused" wait_state "$name" paused 5
+	check "$name: resume" v resume "$name"
+	check "$name: reboot" v reboot "$name"
+	check "$name: running after reboot" wait_state "$name" running 15
+	check "$name: shutdown" v shutdown "$name"
+	check "$name: shut off" wait_state "$name" "shut off" 20
+	check "$name: reason shutdown" bash -c "[ \"\$(virsh -q -c '$URI' domstate --reason $name)\" = 'shut off (shutdown)' ]"
+	check "$name: start again" v start "$name"
+	check "$name: destroy" v destroy "$name"
+	check "$name: reason destroyed" bash -c "[ \"\$(virsh -q -c '$URI' domstate --reason $name)\" = 'shut off (destroyed)' ]"
+}
+
+if [ "$mode" = standin ]; then
+	check "virsh define accepts the example domain" define "lagvisor-example-$$" sched=host cpus=2
+	check "the defined domain runs lagvisor-qemu" bash -c \
+		"virsh -q -c '$URI' dumpxml lagvisor-example-$$ | grep -q '<emulator>$EMU</emulator>'"
+	define "lagvisor-standin-$$" machine=standin cpus=2
+	lifecycle "lagvisor-standin-$$" "lagvisor stand-in: tick"
+else
+	define "lagvisor-hog-$$" sched=host "cpus=2 hog.duration_ms=0 hog.report_ms=500"
+	lifecycle "lagvisor-hog-$$" "hog: t="
+fi
+
+echo "$failures failure(s)"
+[ $failures -eq 0 ]
