@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -41,6 +42,10 @@ static void front_request_locked(struct front *f, enum front_req req)
 	if (f->req == FRONT_REQ_SIGNAL || f->req == FRONT_REQ_QUIT)
 		return;
 	f->req = req;
+	/* Out of "shutdown" a reset leads to prelaunch at once, so that a
+	 * query or a cont that follows sees it (front_run rebuilds). */
+	if (req == FRONT_REQ_RESET && f->state == QMP_STATE_SHUTDOWN)
+		f->state = QMP_STATE_PRELAUNCH;
 	if (f->vm_live)
 		f->m->stop(f);
 	pthread_cond_broadcast(&f->cond);
@@ -112,7 +117,8 @@ static int fb_powerdown(void *opaque)
 	struct front *f = opaque;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->vm_live)
+	/* While a reset rebuilds the machine the request waits for it. */
+	if (f->state != QMP_STATE_SHUTDOWN)
 		front_request_locked(f, FRONT_REQ_POWERDOWN);
 	pthread_mutex_unlock(&f->lock);
 	return 0;
@@ -142,7 +148,15 @@ static int fb_vcpu_tids(void *opaque, int *tids, unsigned n)
 	struct front *f = opaque;
 	int r = -EAGAIN;
 
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += FRONT_TID_WAIT_MS / 1000;
 	pthread_mutex_lock(&f->lock);
+	/* A reset may be rebuilding the machine: wait for the new one. */
+	while (!f->vm_live && f->state != QMP_STATE_SHUTDOWN &&
+	       pthread_cond_timedwait(&f->cond, &f->lock, &ts) != ETIMEDOUT)
+		;
 	if (f->vm_live)
 		r = f->m->vcpu_tids(f, tids, n, FRONT_TID_WAIT_MS);
 	pthread_mutex_unlock(&f->lock);
@@ -388,13 +402,14 @@ static enum front_req front_wait_shut_down(struct front *f)
 	enum front_req req;
 
 	pthread_mutex_lock(&f->lock);
-	f->state = QMP_STATE_SHUTDOWN;
 	while (f->req == FRONT_REQ_NONE || f->req == FRONT_REQ_POWERDOWN)
 		pthread_cond_wait(&f->cond, &f->lock);
 	req = f->req;
 	if (req == FRONT_REQ_RESET) {
 		f->req = FRONT_REQ_NONE;
-		f->state = QMP_STATE_PRELAUNCH;
+		/* A reset that came before the state said "shutdown". */
+		if (f->state == QMP_STATE_SHUTDOWN)
+			f->state = QMP_STATE_PRELAUNCH;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return req;
@@ -422,10 +437,14 @@ int front_run(struct front *f)
 			return front_exit(f, FRONT_REQ_NONE, code);
 		pthread_mutex_lock(&f->lock);
 		f->vm_live = true;
+		pthread_cond_broadcast(&f->cond);
 		if (f->state != QMP_STATE_RUNNING)
 			f->m->pause(f);
-		/* A signal that came while there was no VM ends it at once. */
-		if (f->req == FRONT_REQ_SIGNAL || f->req == FRONT_REQ_QUIT)
+		/* Requests that came while there was no machine: a reset is
+		 * what just happened; the others end the new machine at once. */
+		if (f->req == FRONT_REQ_RESET)
+			f->req = FRONT_REQ_NONE;
+		else if (f->req != FRONT_REQ_NONE)
 			f->m->stop(f);
 		pthread_mutex_unlock(&f->lock);
 		if (!f->io_started) {
@@ -458,7 +477,12 @@ int front_run(struct front *f)
 			pthread_mutex_unlock(&f->lock);
 			return front_exit(f, req, EXIT_RUNTIME);
 		}
-		/* The guest ended (poweroff, debug-exit, or the power button). */
+		/* The guest ended (poweroff, debug-exit, or the power button).
+		 * The state changes before the events, so that a client acting
+		 * on them (libvirt's reboot: system_reset, cont) finds it. */
+		pthread_mutex_lock(&f->lock);
+		f->state = QMP_STATE_SHUTDOWN;
+		pthread_mutex_unlock(&f->lock);
 		front_event(f, "SHUTDOWN", shutdown_data(true, "guest-shutdown"));
 		if (!f->launch->no_shutdown)
 			return front_exit(f, req, code);
