@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
+#include "vmm/sched_opts.h"
 
 int cli_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {
@@ -69,6 +70,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
 	OPT_SERIAL, OPT_STRICT_IO, OPT_VERBOSE, OPT_HELP,
+	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
 };
 
 struct cli_option {
@@ -89,6 +91,14 @@ static const struct cli_option run_options[] = {
 	{ "strict-io", 0, false, OPT_STRICT_IO },
 	{ "verbose", 'v', false, OPT_VERBOSE },
 	{ "help", 'h', false, OPT_HELP },
+	{ "host-cpus", 0, true, OPT_SCHED_KNOB },
+	{ "weight", 0, true, OPT_SCHED_KNOB },
+	{ "nice", 0, true, OPT_SCHED_KNOB },
+	{ "slice", 0, true, OPT_SCHED_KNOB },
+	{ "idle", 0, false, OPT_SCHED_KNOB },
+	{ "sched-feature", 0, true, OPT_SCHED_KNOB },
+	{ "sched-domain", 0, true, OPT_SCHED_KNOB },
+	{ "trace", 0, true, OPT_SCHED_KNOB },
 };
 
 static const struct cli_option *find_long(const char *name, size_t len)
@@ -185,6 +195,9 @@ static int apply_option(const struct cli_option *o, const char *v,
 		break;
 	case OPT_HELP:
 		return 1;
+	case OPT_SCHED_KNOB:
+		r = sched_opts_apply(&cfg->sched_opts, o->name, v, err, errlen);
+		return r ? -EINVAL : 0;
 	}
 	return 0;
 }
@@ -326,9 +339,19 @@ void cli_usage_run(FILE *f)
 	      "  --cmdline STR        kernel command line (default: empty)\n"
 	      "  --cpus N             number of vCPUs (default 1)\n"
 	      "  --memory SIZE        guest RAM, bytes or with K/M/G (default 256M)\n"
-	      "  --sched host         vCPU scheduling: host = the host kernel's\n"
-	      "                       scheduler with KVM's in-kernel irqchip\n"
-	      "                       (eevdf: not implemented yet)\n"
+	      "  --sched host|eevdf   vCPU scheduling: host = the host kernel's\n"
+	      "                       scheduler with KVM's in-kernel irqchip;\n"
+	      "                       eevdf = lagvisor's own (userspace irqchip)\n"
+	      "  --host-cpus LIST     host CPUs of the scheduling domain, e.g. 0-3\n"
+	      "                       (default: the CPUs this process may use)\n"
+	      "  --weight W           vCPU weight 1..1048576 (nice 0 = 1024)\n"
+	      "  --nice N             -20..19, instead of --weight\n"
+	      "  --slice DURATION     vCPU slice, e.g. 3ms, 750us (default 3ms)\n"
+	      "  --idle               idle class: runs only when nothing else wants to\n"
+	      "  --sched-feature LIST NAME,NO_NAME,... scheduler feature flags\n"
+	      "  --sched-domain NAME  share run queues with other lagvisor VMs that\n"
+	      "                       name the same domain (shared-memory file)\n"
+	      "  --trace FILE         write scheduler events as Chrome trace JSON\n"
 	      "  --serial MODE        stdio (default), file:PATH (output only), none\n"
 	      "  --strict-io          stop the VM on any access to an unhandled I/O\n"
 	      "                       port or MMIO address (default: log it once)\n"

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vmm/sched_opts.h"
+
 enum sched_mode { SCHED_MODE_HOST, SCHED_MODE_EEVDF };
 enum irqchip_mode { IRQCHIP_KERNEL, IRQCHIP_USER };
 enum serial_mode { SERIAL_STDIO, SERIAL_FILE, SERIAL_NONE };
@@ -26,6 +28,7 @@ struct vm_config {
 	const char *serial_path;     /* SERIAL_FILE only */
 	bool strict_io;              /* unhandled I/O ends the VM */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */
+	struct sched_options sched_opts;  /* --host-cpus, --weight, ... (zero: defaults) */
 };
 
 /*
