@@ -26,8 +26,9 @@ enum x86_entry_mode {
 struct x86_boot_info {
 	enum x86_entry_mode mode;
 	uint64_t entry_gpa;     /* where the boot vCPU starts */
-	uint64_t param_gpa;     /* zero page (RSI) or PVH start info (EBX) */
-	const char *format;     /* "bzImage" or "ELF (PVH)", for messages */
+	uint64_t param_gpa;     /* zero page (RSI), PVH start info or multiboot info (EBX) */
+	uint32_t entry_eax;     /* PVH32 entry: EAX (multiboot: 0x2BADB002, PVH: 0) */
+	const char *format;     /* "bzImage", "ELF (PVH)", ..., for messages */
 	enum irqchip_mode irqchip; /* copied from the config by x86_load_kernel:
 				    * x86_vcpu_init's CPUID and LAPIC setup depend on it */
 };
@@ -46,9 +47,12 @@ unsigned x86_mem_layout(uint64_t mem_bytes, struct guest_mem_slot *slots,
  * build the boot structures (zero page + e820, or PVH start info + memory
  * map; MP table with nr_cpus CPUs and the IOAPIC). On failure returns
  * -errno and writes a one-line reason naming the file into err.
- * Formats: a bzImage (boot protocol >= 2.12 with the 64-bit entry), loaded
- * at 1 MiB; or an ELF32/ELF64 with a XEN_ELFNOTE_PHYS32_ENTRY note (Linux
- * vmlinux, the freestanding test guests), segments at p_paddr >= 1 MiB.
+ * Formats, tried in this order: a bzImage (boot protocol >= 2.12 with the
+ * 64-bit entry), loaded at 1 MiB; an ELF32/ELF64 with a
+ * XEN_ELFNOTE_PHYS32_ENTRY note (Linux vmlinux, the freestanding test
+ * guests), segments at p_paddr >= 1 MiB; a Multiboot v1 kernel (ELF or
+ * a.out kludge, at >= 1 MiB; the initrd is module 0), entered like PVH
+ * with EAX = 0x2BADB002 and EBX = the multiboot info (vmm/x86/multiboot.h).
  * Guest physical map of the boot data: vmm/x86/boot.h. The MP table wires
  * ISA IRQ 0 (PIT) to IOAPIC pin 2 and IRQ n to pin n otherwise; the
  * IOAPIC's APIC ID is nr_cpus, so nr_cpus must be <= 254.

@@ -159,6 +159,13 @@ int x86_elf_pvh_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
 		      char *why, size_t whylen);
 
 /*
+ * The same checks without the note: entry = e_entry (below 4 GiB), for
+ * kernels that say how to enter them some other way (multiboot).
+ */
+int x86_elf_exec_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
+		       char *why, size_t whylen);
+
+/*
  * Copy every PT_LOAD segment to its p_paddr (zero-filling to p_memsz).
  * Refuses segments below X86_HIGH_MEM_GPA (boot structures) or outside
  * guest RAM. Call after x86_elf_pvh_parse succeeded.

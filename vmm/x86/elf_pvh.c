@@ -172,8 +172,13 @@ static int elf_find_pvh_note(const struct elf_file *f, const struct elf_seg *s,
 	return 0;
 }
 
-int x86_elf_pvh_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
-		      char *why, size_t whylen)
+/*
+ * Validate the headers and the PT_LOAD segments into info. With want_note,
+ * the entry is the PVH note's; without, it is e_entry (a multiboot ELF's
+ * entry, which must be a 32-bit physical address since paging is off).
+ */
+static int elf_scan(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
+		    bool want_note, char *why, size_t whylen)
 {
 	struct elf_file f;
 	struct elf_seg s;
@@ -184,6 +189,15 @@ int x86_elf_pvh_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
 	if (ret)
 		return ret;
 	info->is64 = f.is64;
+	if (!want_note) {
+		uint64_t e = f.is64 ? get_le64(img + 24) : get_le32(img + 24);
+
+		if (e >= X86_4G)
+			FAIL("ELF entry 0x%llx is not a 32-bit physical address",
+			     (unsigned long long)e);
+		info->entry = (uint32_t)e;
+		found = 1;
+	}
 	info->load_start = UINT64_MAX;
 	for (unsigned i = 0; i < f.phnum; i++) {
 		elf_phdr(&f, i, &s);
@@ -218,10 +232,23 @@ int x86_elf_pvh_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
 	if (info->nr_load == 0)
 		FAIL("ELF has no loadable segments");
 	if (info->entry < info->load_start || info->entry >= info->load_end)
-		FAIL("PVH entry 0x%x is outside the loaded segments [0x%llx, 0x%llx)",
-		     info->entry, (unsigned long long)info->load_start,
+		FAIL("%s entry 0x%x is outside the loaded segments [0x%llx, 0x%llx)",
+		     want_note ? "PVH" : "ELF", info->entry,
+		     (unsigned long long)info->load_start,
 		     (unsigned long long)info->load_end);
 	return 0;
+}
+
+int x86_elf_pvh_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
+		      char *why, size_t whylen)
+{
+	return elf_scan(img, len, info, true, why, whylen);
+}
+
+int x86_elf_exec_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
+		       char *why, size_t whylen)
+{
+	return elf_scan(img, len, info, false, why, whylen);
 }
 
 int x86_elf_pvh_load(const uint8_t *img, size_t len, const struct guest_mem *mem,

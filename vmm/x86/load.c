@@ -15,6 +15,7 @@
 #include "vmm/x86/arch.h"
 #include "vmm/x86/boot.h"
 #include "vmm/x86/bytes.h"
+#include "vmm/x86/multiboot.h"
 
 #define KERNEL_MAX_BYTES (1ULL << 30)
 
@@ -279,6 +280,65 @@ static int load_pvh(struct load_ctx *c, const uint8_t *img, size_t len,
 	return 0;
 }
 
+static int load_multiboot(struct load_ctx *c, const uint8_t *img, size_t len,
+			  struct x86_boot_info *out)
+{
+	const char *path = c->cfg->kernel_path;
+	struct x86_multiboot mb;
+	char why[160];
+	uint8_t *page;
+	int ret;
+
+	ret = x86_multiboot_parse(img, len, &mb, why, sizeof(why));
+	if (!ret)
+		ret = x86_multiboot_load(img, len, &mb, c->mem, why, sizeof(why));
+	if (ret) {
+		snprintf(c->err, c->errlen, "kernel %s: %s", path, why);
+		return ret;
+	}
+	ret = put_cmdline(c, X86_CMDLINE_MAX - 1);
+	if (ret)
+		return ret;
+	ret = load_initrd(c, (mb.load_end + 4095) & ~4095ULL,
+			  x86_low_ram_end(c->cfg->mem_bytes));
+	if (ret)
+		return ret;
+	ret = put_tables(c, false);
+	if (ret)
+		return ret;
+
+	page = guest_mem_ptr(c->mem, X86_PARAM_GPA, 4096);
+	ret = page ? x86_multiboot_info_build(page, &(struct x86_multiboot_args){
+		.base_gpa = X86_PARAM_GPA, .mem_bytes = c->cfg->mem_bytes,
+		.cmdline_gpa = (uint32_t)X86_CMDLINE_GPA,
+		.module_gpa = (uint32_t)c->initrd_gpa, .module_size = (uint32_t)c->initrd_size,
+		.e820 = c->e820, .nr_e820 = c->nr_e820 }) : -ENOSPC;
+	if (ret) {
+		snprintf(c->err, c->errlen, "guest memory has no room for the multiboot info");
+		return ret;
+	}
+
+	out->mode = X86_ENTRY_PVH32;
+	out->entry_gpa = mb.entry;
+	out->param_gpa = X86_PARAM_GPA;
+	out->entry_eax = X86_MB_BOOT_MAGIC;
+	out->format = mb.aout ? "multiboot (a.out kludge)" : "multiboot (ELF)";
+	return 0;
+}
+
+/* An ELF whose PVH note parses is PVH even if it also has a multiboot
+ * header (Linux's vmlinux and the test guests keep their PVH boot). */
+static bool is_multiboot(const uint8_t *img, size_t len)
+{
+	struct x86_elf_pvh elf;
+	char why[160];
+
+	if (!x86_multiboot_detect(img, len))
+		return false;
+	return !x86_elf_detect(img, len) ||
+	       x86_elf_pvh_parse(img, len, &elf, why, sizeof(why)) != 0;
+}
+
 int x86_load_kernel(const struct guest_mem *mem, const struct vm_config *cfg,
 		    struct x86_boot_info *out, char *err, size_t errlen)
 {
@@ -300,10 +360,13 @@ int x86_load_kernel(const struct guest_mem *mem, const struct vm_config *cfg,
 		return ret;
 	if (x86_bzimage_detect(img, len)) {
 		ret = load_bzimage(&c, img, len, out);
+	} else if (is_multiboot(img, len)) {
+		ret = load_multiboot(&c, img, len, out);
 	} else if (x86_elf_detect(img, len)) {
 		ret = load_pvh(&c, img, len, out);
 	} else {
-		snprintf(err, errlen, "kernel %s: neither a bzImage nor an ELF file", cfg->kernel_path);
+		snprintf(err, errlen, "kernel %s: neither a bzImage nor an ELF file nor a multiboot kernel",
+			 cfg->kernel_path);
 		ret = -ENOEXEC;
 	}
 	free(img);

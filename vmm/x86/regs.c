@@ -64,8 +64,10 @@ void x86_boot_regs(struct kvm_regs *r, const struct x86_boot_info *boot)
 	r->rbp = X86_BOOT_STACK_GPA;
 	if (boot->mode == X86_ENTRY_LINUX64)
 		r->rsi = boot->param_gpa;
-	else
+	else {
 		r->rbx = boot->param_gpa;
+		r->rax = boot->entry_eax;
+	}
 }
 
 void x86_sipi_regs(struct kvm_sregs *s, struct kvm_regs *r, uint8_t vector)

@@ -44,7 +44,8 @@ struct kvm_segment x86_segment_from_desc(uint64_t desc, uint16_t selector);
  */
 void x86_boot_sregs(struct kvm_sregs *s, enum x86_entry_mode mode);
 
-/* RIP = entry, RFLAGS = 2, RSI (LINUX64) or RBX (PVH32) = param, stack. */
+/* RIP = entry, RFLAGS = 2, RSI (LINUX64) or RBX (PVH32) = param, stack;
+ * PVH32 also EAX = entry_eax (the multiboot magic for multiboot kernels). */
 void x86_boot_regs(struct kvm_regs *r, const struct x86_boot_info *boot);
 
 /*
