@@ -69,7 +69,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 
 enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
-	OPT_SERIAL, OPT_STRICT_IO, OPT_VERBOSE, OPT_HELP,
+	OPT_SERIAL, OPT_STRICT_IO, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
 	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
 };
 
@@ -89,6 +89,7 @@ static const struct cli_option run_options[] = {
 	{ "sched", 0, true, OPT_SCHED },
 	{ "serial", 0, true, OPT_SERIAL },
 	{ "strict-io", 0, false, OPT_STRICT_IO },
+	{ "qemu-testdev", 0, false, OPT_QEMU_TESTDEV },
 	{ "verbose", 'v', false, OPT_VERBOSE },
 	{ "help", 'h', false, OPT_HELP },
 	{ "host-cpus", 0, true, OPT_SCHED_KNOB },
@@ -189,6 +190,9 @@ static int apply_option(const struct cli_option *o, const char *v,
 		return parse_serial(v, cfg, err, errlen);
 	case OPT_STRICT_IO:
 		cfg->strict_io = true;
+		break;
+	case OPT_QEMU_TESTDEV:
+		cfg->qemu_testdev = true;
 		break;
 	case OPT_VERBOSE:
 		cfg->verbose++;
@@ -331,8 +335,8 @@ void cli_usage_run(FILE *f)
 {
 	fputs("Usage: lagvisor run --kernel PATH [OPTIONS]\n"
 	      "\n"
-	      "Boot a kernel (bzImage or PVH ELF) in a new VM; the console is the\n"
-	      "guest's first serial port (ttyS0).\n"
+	      "Boot a kernel (bzImage, PVH ELF or multiboot) in a new VM; the\n"
+	      "console is the guest's first serial port (ttyS0).\n"
 	      "\n"
 	      "  --kernel PATH        kernel image (required)\n"
 	      "  --initrd PATH        initial ramdisk\n"
@@ -355,6 +359,9 @@ void cli_usage_run(FILE *f)
 	      "  --serial MODE        stdio (default), file:PATH (output only), none\n"
 	      "  --strict-io          stop the VM on any access to an unhandled I/O\n"
 	      "                       port or MMIO address (default: log it once)\n"
+	      "  --qemu-testdev       QEMU's test ports for kvm-unit-tests style images:\n"
+	      "                       fw_cfg (0x510, CPU count and RAM size), pc-testdev\n"
+	      "                       IRQ lines (0x2000 + n) and 0xe0-0xeb (default: off)\n"
 	      "  -v, --verbose        more messages (repeat for debug)\n"
 	      "  -h, --help           show this help\n"
 	      "\n"

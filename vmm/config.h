@@ -27,6 +27,7 @@ struct vm_config {
 	enum serial_mode serial;
 	const char *serial_path;     /* SERIAL_FILE only */
 	bool strict_io;              /* unhandled I/O ends the VM */
+	bool qemu_testdev;           /* QEMU fw_cfg + pc-testdev ports (test images) */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */
 	struct sched_options sched_opts;  /* --host-cpus, --weight, ... (zero: defaults) */
 };
