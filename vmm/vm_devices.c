@@ -41,6 +41,22 @@ static void console_quit(void *opaque, int exit_code)
 	vm_stop(opaque, exit_code);
 }
 
+/*
+ * pc-testdev line n is ISA IRQ n, raised the way the UART's line is: KVM's
+ * GSI routing maps GSI 0 to IOAPIC pin 2 itself; the userspace IOAPIC is
+ * addressed by pin, so ISA 0 goes to pin 2 there (the MP table's wiring).
+ */
+static void testdev_irq(void *opaque, unsigned isa_irq, int level)
+{
+	struct vm *vm = opaque;
+	const struct irq_line *uart = &vm->devices.uart_irq;
+	unsigned gsi = isa_irq;
+
+	if (vm->cfg->irqchip == IRQCHIP_USER && isa_irq == 0)
+		gsi = 2;
+	uart->set(uart->opaque, gsi, level);
+}
+
 static int attach_failed(const char *what, int r, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "attaching %s: %s", what, strerror(-r));
@@ -90,6 +106,17 @@ int vm_devices_init(struct vm *vm, char *err, size_t errlen)
 	if (r)
 		return attach_failed("the PCI config ports", r, err, errlen);
 
+	if (vm->cfg->qemu_testdev) {
+		d->testdev = (struct qemu_testdev){
+			.ram_bytes = vm->cfg->mem_bytes, .nr_cpus = (uint16_t)vm->cfg->nr_cpus,
+			.irq_set = testdev_irq, .irq_opaque = vm,
+		};
+		r = qemu_testdev_attach(&d->testdev, &vm->pio);
+		if (r)
+			return attach_failed("the QEMU test devices", r, err, errlen);
+		d->testdev_ok = true;
+	}
+
 	r = console_attach(&vm->console, &vm->iothread, console_to_uart,
 			   console_quit, vm);
 	if (r)
@@ -101,6 +128,9 @@ void vm_devices_destroy(struct vm *vm)
 {
 	struct vm_devices *d = &vm->devices;
 
+	if (d->testdev_ok)
+		qemu_testdev_destroy(&d->testdev);
+	d->testdev_ok = false;
 	if (d->reset_ok)
 		reset_destroy(&d->reset);
 	if (d->rtc_ok)

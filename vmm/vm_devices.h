@@ -2,7 +2,8 @@
  * The PC devices every VM has, wired to the VM: COM1 (8250 UART at 0x3f8,
  * IRQ 4, to the console), CMOS RTC (host wall clock), the isa-debug-exit
  * port 0xf4 (ends the VM with the guest's status), the reset paths (0xcf9
- * and the i8042), and an empty PCI configuration space.
+ * and the i8042), and an empty PCI configuration space; with
+ * --qemu-testdev also QEMU's fw_cfg and pc-testdev ports.
  */
 #ifndef LAGVISOR_VMM_VM_DEVICES_H
 #define LAGVISOR_VMM_VM_DEVICES_H
@@ -13,6 +14,7 @@
 #include "devices/debug_exit.h"
 #include "devices/device.h"
 #include "devices/pci_none.h"
+#include "devices/qemu_testdev.h"
 #include "devices/reset.h"
 #include "devices/rtc.h"
 #include "devices/uart.h"
@@ -30,6 +32,8 @@ struct vm_devices {
 	struct reset_dev reset;
 	struct pci_none pci;
 	bool uart_ok, rtc_ok, reset_ok;     /* initialised: destroy them */
+	struct qemu_testdev testdev;        /* --qemu-testdev only */
+	bool testdev_ok;
 };
 
 /* Initialise and attach every device to vm->pio. 0 or -errno (msg). */
