@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
 """Write a minimal file that passes as a 64-bit bzImage (boot protocol
-2.15 setup header, 4 setup sectors, a 4 KiB "kernel" of HLT bytes). It
-boots nothing useful; the CLI tests use it to get past kernel loading.
+2.15 setup header, 4 setup sectors, a 4 KiB protected-mode part). The
+64-bit entry point is 0x200 bytes into the protected-mode part (boot.rst);
+CODE (hex bytes) is placed there, every other byte is HLT. Without CODE
+the guest halts at once with interrupts off. The tests use it to reach
+KVM (cli_errors) and to drive single exits (exit_paths).
 
-  mini_bzimage.py OUT
+  mini_bzimage.py OUT [CODE_HEX]
 """
 import struct
 import sys
 
 SETUP_SECTS = 4
-img = bytearray((SETUP_SECTS + 1) * 512 + 4096)
-img[(SETUP_SECTS + 1) * 512:] = b"\xf4" * 4096        # hlt
+ENTRY_64 = 0x200
+pm = bytearray(b"\xf4" * 4096)                        # hlt
+if len(sys.argv) > 2:
+    code = bytes.fromhex(sys.argv[2])
+    pm[ENTRY_64:ENTRY_64 + len(code)] = code
+img = bytearray((SETUP_SECTS + 1) * 512) + pm
 img[0x1f1] = SETUP_SECTS
 struct.pack_into("<H", img, 0x1fe, 0xAA55)            # boot_flag
 img[0x200] = 0xEB                                     # jmp short
