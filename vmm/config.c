@@ -17,6 +17,7 @@ void config_init(struct vm_config *cfg)
 	cfg->sched = SCHED_MODE_HOST;
 	cfg->irqchip = IRQCHIP_KERNEL;
 	cfg->serial = SERIAL_STDIO;
+	cfg->serial_out_fd = cfg->serial_in_fd = -1;
 }
 
 void config_format_size(uint64_t bytes, char *buf, size_t len)

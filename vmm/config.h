@@ -14,7 +14,7 @@
 
 enum sched_mode { SCHED_MODE_HOST, SCHED_MODE_EEVDF };
 enum irqchip_mode { IRQCHIP_KERNEL, IRQCHIP_USER };
-enum serial_mode { SERIAL_STDIO, SERIAL_FILE, SERIAL_NONE };
+enum serial_mode { SERIAL_STDIO, SERIAL_FILE, SERIAL_NONE, SERIAL_FD };
 
 struct vm_config {
 	const char *kernel_path;
@@ -26,6 +26,8 @@ struct vm_config {
 	enum irqchip_mode irqchip;
 	enum serial_mode serial;
 	const char *serial_path;     /* SERIAL_FILE only */
+	int serial_out_fd;           /* SERIAL_FD only: output fd (not closed; */
+	int serial_in_fd;            /* full means dropped), input fd or -1 */
 	bool strict_io;              /* unhandled I/O ends the VM */
 	bool qemu_testdev;           /* QEMU fw_cfg + pc-testdev ports (test images) */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */

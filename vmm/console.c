@@ -88,8 +88,26 @@ void console_output(void *opaque, const uint8_t *buf, size_t len)
 {
 	struct console *c = opaque;
 
-	if (c->out_fd >= 0)
+	if (c->out_fd < 0)
+		return;
+	if (c->mode != SERIAL_FD) {
 		write_all(c->out_fd, buf, len);
+		return;
+	}
+	while (len) {
+		ssize_t n = write(c->out_fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (errno != EAGAIN)
+				log_once(LOG_WARN, "console output: %s; dropping guest output",
+					 strerror(errno));
+			return;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
 }
 
 int console_open(struct console *c, const struct vm_config *cfg, char *err,
@@ -118,6 +136,10 @@ int console_open(struct console *c, const struct vm_config *cfg, char *err,
 		c->out_owned = true;
 		break;
 	case SERIAL_NONE:
+		break;
+	case SERIAL_FD:
+		c->out_fd = cfg->serial_out_fd;
+		c->in_fd = cfg->serial_in_fd;
 		break;
 	}
 	return 0;

@@ -8,6 +8,10 @@
  *              bytes go to the guest unchanged and termios is not touched.
  *   file:PATH: output to PATH (created 0644, truncated); no input.
  *   none:      output dropped; no input.
+ *   fd:        cfg->serial_out_fd / serial_in_fd, owned by the caller (the
+ *              QEMU front's pty or -add-fd file). Output that does not fit
+ *              (a non-blocking pty nobody reads) is dropped, never waited
+ *              for; input bytes go to the guest unchanged.
  * The terminal is restored by console_close and, should the process exit
  * any other way, by an atexit handler.
  */

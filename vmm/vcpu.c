@@ -312,6 +312,14 @@ static int vcpu_handle_exit(struct vcpu *v)
 static void vcpu_loop(struct vcpu *v)
 {
 	while (!vm_stopping(v->vm)) {
+		if (vm_pause_requested(v->vm)) {
+			vm_vcpu_park(v->vm);
+			/* The kick that made us leave KVM_RUN set immediate_exit;
+			 * a stop that comes now is seen at the loop's check or
+			 * sets it again. */
+			__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+			continue;
+		}
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			int e = errno;
 
@@ -337,6 +345,7 @@ static void *vcpu_thread(void *arg)
 
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
+	vm_vcpu_set_tid(vm, v, gettid());
 	r = vcpu_set_signal_mask(v);
 	if (r)
 		log_error("vCPU %u: KVM_SET_SIGNAL_MASK: %s", v->index, strerror(-r));

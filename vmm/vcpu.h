@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 
@@ -30,6 +31,8 @@ struct vcpu {
 	struct kvm_run *run;       /* NULL when not mapped */
 	size_t run_bytes;
 	pthread_t thread;
+	pid_t tid;                 /* host thread ID, 0 until the thread runs
+	                            * (written under vm->lock) */
 	bool started;              /* thread created */
 	bool joined;
 };

@@ -17,6 +17,8 @@
  * thread was outside KVM_RUN, blocked elsewhere, e.g. on a full stdout). */
 #define VM_JOIN_TIMEOUT_MS 5000
 #define VM_KICK_PERIOD_MS  50
+/* How long vm_pause waits for the vCPUs to park (re-kicking likewise). */
+#define VM_PAUSE_TIMEOUT_MS 5000
 
 int vm_init(struct vm *vm, const struct vm_config *cfg)
 {
@@ -170,6 +172,84 @@ bool vm_vcpu_ready(struct vm *vm, bool ok)
 	go = !vm->stopping;
 	pthread_mutex_unlock(&vm->lock);
 	return go;
+}
+
+static struct timespec deadline_ms(long ms);
+
+bool vm_pause_requested(struct vm *vm)
+{
+	return __atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE);
+}
+
+void vm_vcpu_park(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->lock);
+	vm->nr_parked++;
+	pthread_cond_broadcast(&vm->cond);
+	while (vm->paused && !vm->stopping)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	vm->nr_parked--;
+	pthread_mutex_unlock(&vm->lock);
+}
+
+int vm_pause(struct vm *vm)
+{
+	long waited = 0;
+	int r = 0;
+
+	pthread_mutex_lock(&vm->lock);
+	__atomic_store_n(&vm->paused, true, __ATOMIC_RELEASE);
+	/* Before go, no vCPU has entered the guest: each parks on its way in. */
+	while (vm->go && !vm->stopping && vm->nr_parked < vm->nr_ready) {
+		struct timespec ts = deadline_ms(VM_KICK_PERIOD_MS);
+
+		for (unsigned i = 0; i < vm->nr_vcpus; i++)
+			vcpu_kick(&vm->vcpus[i]);
+		if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT &&
+		    (waited += VM_KICK_PERIOD_MS) >= VM_PAUSE_TIMEOUT_MS) {
+			log_warn("pause: %u of %u vCPUs did not stop in %d ms",
+				 vm->nr_ready - vm->nr_parked, vm->nr_ready,
+				 VM_PAUSE_TIMEOUT_MS);
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return r;
+}
+
+void vm_resume(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->lock);
+	__atomic_store_n(&vm->paused, false, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid)
+{
+	pthread_mutex_lock(&vm->lock);
+	v->tid = tid;
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms)
+{
+	struct timespec ts = deadline_ms(timeout_ms);
+	int r = 0;
+
+	if (n > vm->nr_vcpus)
+		return -EINVAL;
+	pthread_mutex_lock(&vm->lock);
+	for (unsigned i = 0; i < n && !r; i++) {
+		while (!vm->vcpus[i].tid && !r)
+			if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT)
+				r = -ETIMEDOUT;
+		tids[i] = vm->vcpus[i].tid;
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return r;
 }
 
 static struct timespec deadline_ms(long ms)

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "devices/bus.h"
 #include "vmm/config.h"
@@ -48,6 +49,9 @@ struct vm {
 	bool go;                       /* every vCPU is ready: enter the guest */
 	bool stopping;                 /* the VM is ending (first vm_stop);
 	                                * written under lock, read atomically */
+	bool paused;                   /* vm_pause: vCPUs park before KVM_RUN;
+	                                * written under lock, read atomically */
+	unsigned nr_parked;            /* vCPU threads parked now */
 	int exit_code;                 /* set by the first vm_stop */
 };
 
@@ -87,6 +91,31 @@ bool vm_stopping(struct vm *vm);
  * guest may run, false when the VM is stopping instead.
  */
 bool vm_vcpu_ready(struct vm *vm, bool ok);
+
+/*
+ * Pause: every vCPU thread leaves KVM_RUN and parks until vm_resume (the
+ * threads and their IDs stay). Before vm_run it only sets the flag, so the
+ * vCPUs park before their first KVM_RUN (QEMU's -S). Waits until every
+ * running vCPU is parked or the VM stops; 0, or -ETIMEDOUT if a vCPU does
+ * not park within VM_PAUSE_TIMEOUT_MS (it stays asked to). Any thread
+ * except a vCPU thread.
+ */
+int vm_pause(struct vm *vm);
+void vm_resume(struct vm *vm);
+bool vm_pause_requested(struct vm *vm);
+
+/* For vCPU threads: park while paused (returns when resumed or stopping). */
+void vm_vcpu_park(struct vm *vm);
+
+/* For vCPU threads: publish the thread's host ID. */
+void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid);
+
+/*
+ * Host thread IDs of vCPUs 0..n-1 (n <= cfg->nr_cpus), waiting up to
+ * timeout_ms for threads that vm_run is still starting. 0, -ETIMEDOUT,
+ * or -EINVAL (n too large).
+ */
+int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms);
 
 /* Raise/lower an interrupt line through KVM_IRQ_LINE (irq_line.set). */
 void vm_irq_set_kvm(void *opaque, unsigned gsi, int level);

@@ -262,11 +262,17 @@ int front_init(struct front *f, struct qemu_launch *launch)
 /* vmm/main.c's sequence, with the console on the serial chardev. */
 static int vm_build(struct front *f, struct vm_config *cfg)
 {
+	const struct qemu_chardev *chr = f->launch->serial ?
+		qemu_launch_chardev(f->launch, f->launch->serial) : NULL;
 	struct host_limits limits = { 0 };
 	char err[512] = "";
 	int code = EXIT_RUNTIME;
 
-	cfg->serial = f->serial.out_fd >= 0 ? SERIAL_FD : SERIAL_NONE;
+	/* stdio by hand gets lagvisor's own console (raw mode, Ctrl-A x). */
+	if (chr && chr->kind == QEMU_CHR_STDIO)
+		cfg->serial = SERIAL_STDIO;
+	else
+		cfg->serial = f->serial.out_fd >= 0 ? SERIAL_FD : SERIAL_NONE;
 	cfg->serial_out_fd = f->serial.out_fd;
 	cfg->serial_in_fd = f->serial.in_fd;
 	config_read_host_mem(&limits);
