@@ -1,0 +1,394 @@
+/*
+ * The host binding without KVM: fake vCPU threads "run guest code" by
+ * spinning (a kick or slice-timer signal makes them leave it, as EINTR
+ * leaves KVM_RUN), "halt" by calling block and wake each other by calling
+ * wake, on a private domain of 2 pCPUs. Checks:
+ *  - exclusion: at most one thread in guest mode per pCPU, always;
+ *  - no lost wakeup: tokens passed between 6 vCPUs for >= 10^5 wakes, a
+ *    stall of 2 s (a token stuck with a halted vCPU) fails;
+ *  - weighted fairness: two hogs (weights 2048 and 1024) on one pCPU get
+ *    2:1 of CPU time within 5 %;
+ *  - an own-deadline halt returns TIMED_OUT after the deadline;
+ *  - idle: with every vCPU halted the process uses < 1 % of a CPU.
+ * Usage: test_sched_bind [wakes]   (default 100000)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/sched_bind.h"
+#include "vmm/tests/check.h"
+
+#define NR 6
+#define KICK_SIG SIGUSR1
+
+static struct sched_shm shm;
+static struct sched_bind bind;
+static int in_guest[2];
+static int violations;
+static __thread volatile sig_atomic_t got_sig;
+
+struct fake {
+	struct sched_bind_vcpu v;
+	pthread_t th;
+	int idx;
+	unsigned seed;
+	int guest_pcpu;
+	uint32_t msgs;                 /* tokens waiting for it (atomic) */
+	uint64_t cpu_ns;               /* guest time of a hog */
+	int mode;
+};
+
+static struct fake fakes[NR];
+static volatile int stop;
+static uint64_t passes;
+static int ready;
+
+static void on_sig(int s)
+{
+	(void)s;
+	got_sig = 1;
+}
+
+static void kick(void *opaque)
+{
+	struct fake *f = opaque;
+
+	pthread_kill(f->th, KICK_SIG);
+}
+
+static uint64_t now(void)
+{
+	return sched_bind_now_ns();
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void enter_guest(struct fake *f)
+{
+	f->guest_pcpu = (int)f->v.pcpu;
+	if (f->guest_pcpu < 0 || f->guest_pcpu > 1 ||
+	    __atomic_fetch_add(&in_guest[f->guest_pcpu], 1, __ATOMIC_SEQ_CST) != 0)
+		__atomic_fetch_add(&violations, 1, __ATOMIC_RELAXED);
+}
+
+static void leave_guest(struct fake *f)
+{
+	if (f->guest_pcpu >= 0 && f->guest_pcpu <= 1)
+		__atomic_fetch_sub(&in_guest[f->guest_pcpu], 1, __ATOMIC_SEQ_CST);
+}
+
+/* Guest mode for ns of wall time; kicks and timer signals are exits. */
+static void run_guest(struct fake *f, uint64_t ns)
+{
+	uint64_t end = now() + ns, c0 = thread_cpu_ns();
+
+	enter_guest(f);
+	while (now() < end && !stop) {
+		if (got_sig) {
+			got_sig = 0;
+			leave_guest(f);
+			f->cpu_ns += thread_cpu_ns() - c0;
+			sched_bind_vcpu_check(&f->v);
+			c0 = thread_cpu_ns();
+			enter_guest(f);
+		}
+	}
+	leave_guest(f);
+	f->cpu_ns += thread_cpu_ns() - c0;
+	got_sig = 0;
+	sched_bind_vcpu_check(&f->v);
+}
+
+static void *ring_thread(void *arg)
+{
+	struct fake *f = arg;
+
+	CHECK(sched_bind_vcpu_thread_init(&f->v) == 0);
+	__atomic_fetch_add(&ready, 1, __ATOMIC_SEQ_CST);
+	sched_bind_vcpu_wait(&f->v);
+	while (!stop) {
+		uint32_t tok = sched_bind_vcpu_prepare_block(&f->v);
+		unsigned t;
+
+		if (__atomic_load_n(&f->msgs, __ATOMIC_SEQ_CST) == 0) {
+			CHECK(sched_bind_vcpu_block(&f->v, tok, 0) == SCHED_BIND_WOKEN);
+			continue;
+		}
+		__atomic_fetch_sub(&f->msgs, 1, __ATOMIC_SEQ_CST);
+		run_guest(f, (uint64_t)(rand_r(&f->seed) % 20) * 1000);
+		t = (unsigned)f->idx;
+		while (t == (unsigned)f->idx)
+			t = (unsigned)rand_r(&f->seed) % NR;
+		__atomic_fetch_add(&fakes[t].msgs, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&passes, 1, __ATOMIC_RELAXED);
+		sched_bind_vcpu_wake(&bind, &fakes[t].v, &f->v);
+		sched_bind_vcpu_check(&f->v);
+	}
+	sched_bind_vcpu_exit(&f->v);
+	return NULL;
+}
+
+static void *hog_thread(void *arg)
+{
+	struct fake *f = arg;
+
+	CHECK(sched_bind_vcpu_thread_init(&f->v) == 0);
+	__atomic_fetch_add(&ready, 1, __ATOMIC_SEQ_CST);
+	sched_bind_vcpu_wake(&bind, &f->v, NULL);
+	sched_bind_vcpu_wait(&f->v);
+	while (!stop)
+		run_guest(f, 1000000);
+	sched_bind_vcpu_exit(&f->v);
+	return NULL;
+}
+
+static void *timed_thread(void *arg)
+{
+	struct fake *f = arg;
+	uint64_t t0, dl;
+	int r;
+
+	CHECK(sched_bind_vcpu_thread_init(&f->v) == 0);
+	sched_bind_vcpu_wake(&bind, &f->v, NULL);
+	sched_bind_vcpu_wait(&f->v);
+	t0 = now();
+	dl = t0 + 5000000;
+	r = sched_bind_vcpu_block(&f->v, sched_bind_vcpu_prepare_block(&f->v), dl);
+	CHECK(r == SCHED_BIND_TIMED_OUT);
+	CHECK(now() >= dl);
+	CHECK(now() - t0 < 500000000ull);
+	sched_bind_vcpu_exit(&f->v);
+	return NULL;
+}
+
+static int add(struct fake *f, int idx, uint32_t weight, const struct sched_cpuset *allowed)
+{
+	struct sched_entity_params ep = { .weight = weight, .allowed = allowed };
+
+	memset(f, 0, sizeof(*f));
+	f->idx = idx;
+	f->seed = (unsigned)idx * 7919u + 1;
+	return sched_bind_vcpu_add(&bind, &f->v, &ep, (unsigned)idx, kick, f);
+}
+
+static void test_ring(uint64_t want)
+{
+	uint64_t last = 0, last_t = now(), t0 = now();
+
+	stop = 0;
+	ready = 0;
+	for (int i = 0; i < NR; i++) {
+		CHECK(add(&fakes[i], i, 0, NULL) == 0);
+		if (i < 3)
+			fakes[i].msgs = 1;
+	}
+	for (int i = 0; i < NR; i++)
+		pthread_create(&fakes[i].th, NULL, ring_thread, &fakes[i]);
+	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < NR)
+		usleep(100);
+	for (int i = 0; i < 3; i++)
+		sched_bind_vcpu_wake(&bind, &fakes[i].v, NULL);
+	for (;;) {
+		uint64_t p = __atomic_load_n(&passes, __ATOMIC_RELAXED);
+
+		if (p >= want)
+			break;
+		if (p != last) {
+			last = p;
+			last_t = now();
+		} else if (now() - last_t > 2000000000ull) {
+			fprintf(stderr, "ring: no progress for 2 s after %llu wakes (lost "
+				"wakeup?); msgs:", (unsigned long long)p);
+			for (int i = 0; i < NR; i++)
+				fprintf(stderr, " %u", fakes[i].msgs);
+			fprintf(stderr, "\n");
+			check_failures++;
+			break;
+		}
+		usleep(1000);
+	}
+	printf("ring: %llu wakes in %.2f s, exclusion violations %d\n",
+	       (unsigned long long)passes, (double)(now() - t0) / 1e9, violations);
+	stop = 1;
+	/* wake everyone so they see stop; they leave one by one */
+	for (int round = 0; round < 50; round++)
+		for (int i = 0; i < NR; i++) {
+			__atomic_fetch_add(&fakes[i].msgs, 1, __ATOMIC_SEQ_CST);
+			sched_bind_vcpu_wake(&bind, &fakes[i].v, NULL);
+		}
+	for (int i = 0; i < NR; i++)
+		pthread_join(fakes[i].th, NULL);
+	CHECK(violations == 0);
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sample both hogs: the scheduler's sum_exec and the threads' CPU time. */
+static void fair_sample(clockid_t clk[2], uint64_t exec[2], uint64_t cpu[2])
+{
+	for (int i = 0; i < 2; i++) {
+		struct sched_entity_info info;
+
+		sched_entity_get_info(&bind.h, fakes[i].v.id, &info);
+		exec[i] = info.sum_exec_ns;
+		cpu[i] = clock_ns(clk[i]);
+	}
+}
+
+static void test_fair(void)
+{
+	struct sched_cpuset only0;
+	uint64_t e0[2], e1[2], c0[2], c1[2];
+	clockid_t clk[2];
+	double rs, rc;
+
+	sched_cpuset_zero(&only0);
+	sched_cpuset_set(&only0, 0);
+	stop = 0;
+	ready = 0;
+	CHECK(add(&fakes[0], 0, 2048, &only0) == 0);
+	CHECK(add(&fakes[1], 1, 1024, &only0) == 0);
+	for (int i = 0; i < 2; i++) {
+		pthread_create(&fakes[i].th, NULL, hog_thread, &fakes[i]);
+		pthread_getcpuclockid(fakes[i].th, &clk[i]);
+	}
+	usleep(200000);
+	fair_sample(clk, e0, c0);
+	sleep(2);
+	fair_sample(clk, e1, c1);
+	stop = 1;
+	/* the parked one gets its pCPU back at the runner's next slice end
+	 * (or exit) and sees stop */
+	for (int i = 0; i < 2; i++)
+		pthread_join(fakes[i].th, NULL);
+	rs = (double)(e1[0] - e0[0]) / (double)(e1[1] - e0[1] ? e1[1] - e0[1] : 1);
+	rc = (double)(c1[0] - c0[0]) / (double)(c1[1] - c0[1] ? c1[1] - c0[1] : 1);
+	printf("fair: weights 2048:1024 on one pCPU over 2 s: scheduler time %.3f s : %.3f s "
+	       "= %.3f; thread CPU time %.3f s : %.3f s = %.3f\n",
+	       (e1[0] - e0[0]) / 1e9, (e1[1] - e0[1]) / 1e9, rs,
+	       (c1[0] - c0[0]) / 1e9, (c1[1] - c0[1]) / 1e9, rc);
+	/* What lagvisor controls is the time each holds the pCPU; the thread
+	 * CPU time also depends on what else the host runs on that CPU. */
+	CHECK(rs > 1.9 && rs < 2.1);
+	CHECK(violations == 0);
+}
+
+static void test_timed(void)
+{
+	CHECK(add(&fakes[0], 0, 0, NULL) == 0);
+	pthread_create(&fakes[0].th, NULL, timed_thread, &fakes[0]);
+	pthread_join(fakes[0].th, NULL);
+}
+
+static void *idle_thread(void *arg)
+{
+	struct fake *f = arg;
+
+	CHECK(sched_bind_vcpu_thread_init(&f->v) == 0);
+	sched_bind_vcpu_wake(&bind, &f->v, NULL);
+	sched_bind_vcpu_wait(&f->v);
+	__atomic_fetch_add(&ready, 1, __ATOMIC_SEQ_CST);
+	while (!stop) {
+		uint32_t tok = sched_bind_vcpu_prepare_block(&f->v);
+
+		if (!stop)
+			sched_bind_vcpu_block(&f->v, tok, 0);
+	}
+	sched_bind_vcpu_exit(&f->v);
+	return NULL;
+}
+
+static uint64_t proc_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void test_idle(void)
+{
+	uint64_t c0, c1;
+
+	stop = 0;
+	ready = 0;
+	for (int i = 0; i < 4; i++) {
+		CHECK(add(&fakes[i], i, 0, NULL) == 0);
+		pthread_create(&fakes[i].th, NULL, idle_thread, &fakes[i]);
+	}
+	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 4)
+		usleep(1000);
+	usleep(50000);
+	c0 = proc_cpu_ns();
+	usleep(1000000);
+	c1 = proc_cpu_ns();
+	printf("idle: %.3f ms of CPU in 1 s with 4 halted vCPUs\n", (c1 - c0) / 1e6);
+	CHECK(c1 - c0 < 10000000ull);
+	stop = 1;
+	for (int i = 0; i < 4; i++)
+		sched_bind_vcpu_wake(&bind, &fakes[i].v, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(fakes[i].th, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t wakes = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
+	struct host_cpu_list cpus;
+	struct sched_shm_params p = { .host_cpus = &cpus, .max_entities = 16 };
+	struct sigaction sa;
+	char err[256];
+	cpu_set_t set;
+	unsigned n = 0;
+	char msg[200];
+
+	memset(&cpus, 0, sizeof(cpus));
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set)) {
+			cpus.bits[c / 64] |= 1ull << (c % 64);
+			n++;
+		}
+	if (n < 2) {
+		printf("SKIP: needs 2 CPUs in the affinity mask\n");
+		return 77;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;
+	sigemptyset(&sa.sa_mask);
+	sigaction(KICK_SIG, &sa, NULL);
+	if (sched_shm_open(&shm, &p, err, sizeof(err)) || sched_bind_init(&bind, &shm, KICK_SIG)) {
+		fprintf(stderr, "setup: %s\n", err);
+		return 1;
+	}
+	test_timed();
+	test_ring(wakes);
+	test_fair();
+	test_idle();
+	if (sched_domain_check(&bind.h, msg, sizeof(msg))) {
+		fprintf(stderr, "domain check: %s\n", msg);
+		check_failures++;
+	}
+	sched_bind_destroy(&bind);
+	sched_shm_close(&shm);
+	return check_report("test_sched_bind");
+}
