@@ -71,6 +71,7 @@ enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
 	OPT_SERIAL, OPT_STRICT_IO, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
 	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
+	OPT_IRQCHIP,
 };
 
 struct cli_option {
@@ -87,6 +88,7 @@ static const struct cli_option run_options[] = {
 	{ "cpus", 0, true, OPT_CPUS },
 	{ "memory", 0, true, OPT_MEMORY },
 	{ "sched", 0, true, OPT_SCHED },
+	{ "irqchip", 0, true, OPT_IRQCHIP },
 	{ "serial", 0, true, OPT_SERIAL },
 	{ "strict-io", 0, false, OPT_STRICT_IO },
 	{ "qemu-testdev", 0, false, OPT_QEMU_TESTDEV },
@@ -174,12 +176,15 @@ static int apply_option(const struct cli_option *o, const char *v,
 		}
 		break;
 	case OPT_SCHED:
+		/* Each scheduler has its irqchip, unless --irqchip says. */
 		if (!strcmp(v, "host")) {
 			cfg->sched = SCHED_MODE_HOST;
-			cfg->irqchip = IRQCHIP_KERNEL;
+			if (!cfg->irqchip_set)
+				cfg->irqchip = IRQCHIP_KERNEL;
 		} else if (!strcmp(v, "eevdf")) {
 			cfg->sched = SCHED_MODE_EEVDF;
-			cfg->irqchip = IRQCHIP_USER;
+			if (!cfg->irqchip_set)
+				cfg->irqchip = IRQCHIP_USER;
 		} else {
 			snprintf(err, errlen, "--sched '%s': unknown scheduler "
 				 "(expected host or eevdf)", v);
@@ -199,6 +204,17 @@ static int apply_option(const struct cli_option *o, const char *v,
 		break;
 	case OPT_HELP:
 		return 1;
+	case OPT_IRQCHIP:
+		if (!strcmp(v, "kernel")) {
+			cfg->irqchip = IRQCHIP_KERNEL;
+		} else if (!strcmp(v, "user")) {
+			cfg->irqchip = IRQCHIP_USER;
+		} else {
+			snprintf(err, errlen, "--irqchip '%s': expected kernel or user", v);
+			return -EINVAL;
+		}
+		cfg->irqchip_set = true;
+		break;
 	case OPT_SCHED_KNOB:
 		r = sched_opts_apply(&cfg->sched_opts, o->name, v, err, errlen);
 		return r ? -EINVAL : 0;
@@ -356,6 +372,9 @@ void cli_usage_run(FILE *f)
 	      "  --sched-domain NAME  share run queues with other lagvisor VMs that\n"
 	      "                       name the same domain (shared-memory file)\n"
 	      "  --trace FILE         write scheduler events as Chrome trace JSON\n"
+	      "  --irqchip kernel|user  interrupt controllers: KVM's (default with\n"
+	      "                       --sched host) or lagvisor's (guest HLT and\n"
+	      "                       interrupts reach lagvisor; default with eevdf)\n"
 	      "  --serial MODE        stdio (default), file:PATH (output only), none\n"
 	      "  --strict-io          stop the VM on any access to an unhandled I/O\n"
 	      "                       port or MMIO address (default: log it once)\n"

@@ -24,6 +24,7 @@ struct vm_config {
 	uint64_t mem_bytes;          /* guest RAM */
 	enum sched_mode sched;
 	enum irqchip_mode irqchip;
+	bool irqchip_set;            /* --irqchip given: --sched keeps it */
 	enum serial_mode serial;
 	const char *serial_path;     /* SERIAL_FILE only */
 	int serial_out_fd;           /* SERIAL_FD only: output fd (not closed; */

@@ -14,9 +14,6 @@
 #include "vmm/exit_report.h"
 #include "vmm/vm.h"
 
-/* What an exit handler tells the loop. */
-enum { VCPU_CONTINUE = 0, VCPU_STOP = 1 };
-
 static void kick_handler(int sig)
 {
 	(void)sig;
@@ -61,11 +58,14 @@ int vcpu_create(struct vcpu *v, struct vm *vm, unsigned index,
 	}
 	v->run = p;
 	v->run_bytes = vm->kvm.vcpu_mmap_bytes;
-	return 0;
+	v->user_irqchip = vm->cfg->irqchip == IRQCHIP_USER;
+	return v->user_irqchip ? vcpu_irq_create(v, err, errlen) : 0;
 }
 
 void vcpu_destroy(struct vcpu *v)
 {
+	if (v->user_irqchip)
+		vcpu_irq_destroy(v);
 	if (v->run)
 		munmap(v->run, v->run_bytes);
 	if (v->fd >= 0)
@@ -78,6 +78,8 @@ void vcpu_kick(struct vcpu *v)
 {
 	if (v->run)
 		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (v->user_irqchip)
+		vcpu_irq_notify(v);     /* wakes it from a HLT wait too */
 	if (v->started && !v->joined)
 		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
 }
@@ -177,6 +179,8 @@ static int vcpu_exit_mmio(struct vcpu *v)
 			  run->mmio.len);
 		return vcpu_fail(v);
 	}
+	if (v->user_irqchip && vcpu_irq_exit_mmio(v))
+		return VCPU_CONTINUE;
 	if (io_dispatch(&v->vm->io, &v->vm->mmio, IO_SPACE_MMIO, run->mmio.phys_addr,
 			run->mmio.data, run->mmio.len, run->mmio.is_write))
 		return vcpu_strict_io_stop(v, IO_SPACE_MMIO, run->mmio.phys_addr,
@@ -273,11 +277,20 @@ static int vcpu_handle_exit(struct vcpu *v)
 		run->request_interrupt_window = 0;
 		return VCPU_CONTINUE;
 	case KVM_EXIT_HLT:
-		/* Only without an in-kernel LAPIC (not offered yet): nothing
-		 * here could wake the vCPU, so re-entering is all we can do. */
-		log_once(LOG_WARN, "vCPU %u: KVM_EXIT_HLT without an in-kernel irqchip",
-			 v->index);
+		/* Only without an in-kernel LAPIC, i.e. --irqchip user. */
+		if (v->user_irqchip)
+			return vcpu_irq_exit_hlt(v);
+		log_once(LOG_WARN, "vCPU %u: KVM_EXIT_HLT with KVM's irqchip", v->index);
 		return VCPU_CONTINUE;
+	case KVM_EXIT_X86_RDMSR:
+	case KVM_EXIT_X86_WRMSR:
+		if (v->user_irqchip)
+			return vcpu_irq_exit_msr(v);
+		log_once(LOG_WARN, "vCPU %u: MSR exit with KVM's irqchip: #GP", v->index);
+		run->msr.error = 1;
+		return VCPU_CONTINUE;
+	case KVM_EXIT_SET_TPR:
+		return VCPU_CONTINUE;          /* CR8 is synced after every exit */
 	case KVM_EXIT_SHUTDOWN:
 		log_error("vCPU %u: guest triple fault (KVM_EXIT_SHUTDOWN) at RIP 0x%"
 			  PRIx64 ": stopping the VM", v->index, vcpu_rip(v));
@@ -320,10 +333,21 @@ static void vcpu_loop(struct vcpu *v)
 			__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
 			continue;
 		}
-		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+		int r;
+
+		if (v->user_irqchip && vcpu_irq_before_run(v) == VCPU_STOP)
+			return;
+		r = ioctl(v->fd, KVM_RUN, 0);
+		if (v->user_irqchip)
+			vcpu_irq_after_run(v);
+		if (r < 0) {
 			int e = errno;
 
 			if (e == EINTR || e == EAGAIN) {
+				/* Kicked: a stop (checked above) or an interrupt
+				 * (injected by the next before_run). The loop
+				 * owns immediate_exit from here. */
+				__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
 				vcpu_eat_kick();
 				continue;
 			}
@@ -351,6 +375,8 @@ static void *vcpu_thread(void *arg)
 		log_error("vCPU %u: KVM_SET_SIGNAL_MASK: %s", v->index, strerror(-r));
 	if (!r) {
 		r = x86_vcpu_init(vm->kvm.fd, v->fd, v->index, vm->nr_vcpus, &vm->boot);
+		if (!r && v->user_irqchip)
+			r = vcpu_irq_thread_init(v);
 		if (r)
 			log_error("vCPU %u: setup failed: %s", v->index, strerror(-r));
 	}

@@ -20,7 +20,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "vmm/vcpu_irq.h"
+
 #define VCPU_KICK_SIGNAL SIGUSR1
+
+/* What an exit handler tells the loop. */
+enum { VCPU_CONTINUE = 0, VCPU_STOP = 1 };
 
 struct vm;
 
@@ -35,6 +40,8 @@ struct vcpu {
 	                            * (written under vm->lock) */
 	bool started;              /* thread created */
 	bool joined;
+	bool user_irqchip;         /* --irqchip user: `irq` is in use */
+	struct vcpu_irq irq;
 };
 
 /* KVM_CREATE_VCPU(index) and map its kvm_run. 0 or -errno (message). */
@@ -44,7 +51,8 @@ int vcpu_create(struct vcpu *v, struct vm *vm, unsigned index,
 /* Start the thread: x86_vcpu_init, wait for all vCPUs, run the exit loop. */
 int vcpu_start(struct vcpu *v);
 
-/* Make the thread leave KVM_RUN (see above). Any thread; idempotent. */
+/* Make the thread leave KVM_RUN or a HLT wait (see above), so that it
+ * sees vm_stopping. Any thread; idempotent. */
 void vcpu_kick(struct vcpu *v);
 
 /* Unmap and close; the thread must have been joined (or never started). */

@@ -106,6 +106,11 @@ int vm_create(struct vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "setting up the VM (irqchip, PIT): %s", strerror(-r));
 		return r;
 	}
+	if (cfg->irqchip == IRQCHIP_USER) {
+		r = irqchip_user_init(vm, err, errlen);
+		if (r)
+			return r;
+	}
 	/* Before any thread exists, so that every thread inherits the mask. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -356,6 +361,7 @@ void vm_destroy(struct vm *vm)
 	vm->vcpus = NULL;
 	vm->nr_vcpus = 0;
 	vm_devices_destroy(vm);
+	irqchip_user_destroy(vm);
 	console_close(&vm->console);
 	iothread_destroy(&vm->iothread);
 	if (vm->fd >= 0)

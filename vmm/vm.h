@@ -21,6 +21,7 @@
 #include "vmm/console.h"
 #include "vmm/guest_mem.h"
 #include "vmm/io_policy.h"
+#include "vmm/irqchip_user.h"
 #include "vmm/iothread.h"
 #include "vmm/kvm.h"
 #include "vmm/vm_devices.h"
@@ -37,6 +38,7 @@ struct vm {
 	struct bus pio, mmio;
 	struct io_policy io;
 	struct vm_devices devices;
+	struct irqchip_user irqchip;   /* --irqchip user only */
 	struct console console;
 	struct iothread iothread;
 	unsigned nr_vcpus;             /* vCPUs created (fd + kvm_run mapped) */
@@ -117,7 +119,8 @@ void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid);
  */
 int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms);
 
-/* Raise/lower an interrupt line through KVM_IRQ_LINE (irq_line.set). */
+/* Raise/lower an interrupt line through KVM_IRQ_LINE (irq_line.set);
+ * with --irqchip user, devices use ioapic_irq_line_set instead. */
 void vm_irq_set_kvm(void *opaque, unsigned gsi, int level);
 
 void vm_destroy(struct vm *vm);

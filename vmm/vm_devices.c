@@ -69,9 +69,16 @@ int vm_devices_init(struct vm *vm, char *err, size_t errlen)
 	bool has_out = vm->cfg->serial != SERIAL_NONE;
 	int r;
 
-	d->uart_irq = (struct irq_line){
-		.set = vm_irq_set_kvm, .opaque = vm, .gsi = VM_UART_GSI,
-	};
+	/* ISA IRQ 4 = IOAPIC pin 4 (MP table), in KVM's IOAPIC or ours. */
+	if (vm->cfg->irqchip == IRQCHIP_USER)
+		d->uart_irq = (struct irq_line){
+			.set = ioapic_irq_line_set, .opaque = &vm->irqchip.ioapic,
+			.gsi = VM_UART_GSI,
+		};
+	else
+		d->uart_irq = (struct irq_line){
+			.set = vm_irq_set_kvm, .opaque = vm, .gsi = VM_UART_GSI,
+		};
 	r = uart_init(&d->uart, &d->uart_irq, has_out ? console_output : NULL,
 		      has_out ? (void *)&vm->console : NULL);
 	if (r)

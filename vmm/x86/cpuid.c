@@ -13,6 +13,7 @@
 #define LEAF1_ECX_MONITOR     (1u << 3)
 #define LEAF1_ECX_VMX         (1u << 5)
 #define LEAF1_ECX_PDCM        (1u << 15)
+#define LEAF1_ECX_X2APIC      (1u << 21)
 #define LEAF1_ECX_TSC_DEADLINE (1u << 24)
 #define LEAF1_ECX_HYPERVISOR  (1u << 31)
 #define LEAF1_EDX_HTT         (1u << 28)
@@ -90,6 +91,9 @@ static void fix_leaf(struct kvm_cpuid_entry2 *e, const struct x86_cpuid_params *
 			    LEAF1_ECX_TSC_DEADLINE);
 		if (p->tsc_deadline)
 			e->ecx |= LEAF1_ECX_TSC_DEADLINE;
+		/* Without KVM's LAPIC, KVM #GPs x2APIC MSRs before any exit. */
+		if (p->irqchip == IRQCHIP_USER)
+			e->ecx &= ~LEAF1_ECX_X2APIC;
 		e->ebx = (e->ebx & 0xffff) | (p->apic_id << 24) |
 			 ((p->nr_cpus > 255 ? 255 : p->nr_cpus) << 16);
 		if (p->nr_cpus > 1)

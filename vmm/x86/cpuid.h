@@ -29,7 +29,8 @@ uint32_t x86_cpuid_kvm_features(enum irqchip_mode irqchip);
 /*
  * out = in filtered for one vCPU:
  *  - leaf 1: hypervisor bit set; MONITOR, VMX and PDCM cleared; TSC-deadline
- *    as p->tsc_deadline says (KVM does not list it itself); EBX[31:24] =
+ *    as p->tsc_deadline says (KVM does not list it itself); x2APIC cleared
+ *    for IRQCHIP_USER (KVM cannot hand its MSRs out); EBX[31:24] =
  *    APIC ID, EBX[23:16] = nr_cpus, HTT set when nr_cpus > 1;
  *  - leaves 5 (MONITOR/MWAIT), 0xA (PMU), 0x8000000A (SVM) zeroed; leaf 7
  *    WAITPKG and 0x80000001 SVM cleared (no nested virtualization);

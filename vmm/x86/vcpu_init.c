@@ -21,6 +21,9 @@
 #define MSR_MTRR_DEF_TYPE     0x2ff
 #define MISC_ENABLE_FAST_STRING 0x1
 #define MTRR_DEF_ENABLE_WB    0x806   /* E (bit 11) | default type WB (6) */
+#define MSR_IA32_APIC_BASE    0x1b
+#define APIC_BASE_POWER_UP    0xfee00800ULL   /* 0xfee00000 | EN (bit 11) */
+#define APIC_BASE_BSP         0x100ULL
 
 #define IOCTL_OR_FAIL(fd, req, arg)                                          \
 	do {                                                                 \
@@ -103,28 +106,34 @@ static int set_cpuid(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 /*
  * Fast strings on, MTRRs on with write-back default: what firmware leaves
  * behind. Every vCPU gets the same values (Linux compares MTRRs across CPUs).
+ * With the userspace irqchip KVM has no LAPIC and IA32_APIC_BASE reads 0
+ * there, and KVM clears the CPUID APIC bit to match: give its copy the
+ * power-up value (after KVM_SET_CPUID2, which it follows). lagvisor's
+ * LAPIC keeps it in step afterwards.
  */
-static int set_msrs(int vcpu_fd, unsigned index)
+static int set_msrs(int vcpu_fd, unsigned index, enum irqchip_mode irqchip)
 {
 	struct {
 		struct kvm_msrs hdr;
-		struct kvm_msr_entry e[2];
+		struct kvm_msr_entry e[3];
 	} m;
 	int n;
 
 	memset(&m, 0, sizeof(m));
-	m.hdr.nmsrs = 2;
+	m.hdr.nmsrs = irqchip == IRQCHIP_USER ? 3 : 2;
 	m.e[0] = (struct kvm_msr_entry){ .index = MSR_IA32_MISC_ENABLE, .data = MISC_ENABLE_FAST_STRING };
 	m.e[1] = (struct kvm_msr_entry){ .index = MSR_MTRR_DEF_TYPE, .data = MTRR_DEF_ENABLE_WB };
+	m.e[2] = (struct kvm_msr_entry){ .index = MSR_IA32_APIC_BASE,
+		.data = APIC_BASE_POWER_UP | (index == 0 ? APIC_BASE_BSP : 0) };
 	n = ioctl(vcpu_fd, KVM_SET_MSRS, &m);
 	if (n < 0) {
 		n = -errno;
 		log_error("vCPU %u: KVM_SET_MSRS: %s", index, strerror(-n));
 		return n;
 	}
-	if (n < 2)
-		log_warn("vCPU %u: KVM accepted %d of 2 boot MSRs (MSR 0x%x refused)",
-			 index, n, m.e[n].index);
+	if (n < (int)m.hdr.nmsrs)
+		log_warn("vCPU %u: KVM accepted %d of %u boot MSRs (MSR 0x%x refused)",
+			 index, n, m.hdr.nmsrs, m.e[n].index);
 	return 0;
 }
 
@@ -163,7 +172,7 @@ int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 	int ret = set_cpuid(kvm_fd, vcpu_fd, index, nr_cpus, boot->irqchip);
 
 	if (!ret)
-		ret = set_msrs(vcpu_fd, index);
+		ret = set_msrs(vcpu_fd, index, boot->irqchip);
 	if (ret || index != 0)
 		return ret;
 	if (boot->irqchip == IRQCHIP_KERNEL) {

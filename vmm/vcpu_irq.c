@@ -1,0 +1,440 @@
+/* A vCPU's interrupts with --irqchip user (see vcpu_irq.h). */
+#include "vmm/vcpu_irq.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "vmm/irqchip_user.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#define MSR_IA32_TSC 0x10
+
+/* The vCPU whose thread this is (NULL in other threads). */
+static __thread struct vcpu *vcpu_self;
+
+int vcpu_irq_create(struct vcpu *v, char *err, size_t errlen)
+{
+	/* xAPIC only: see irqchip_user.c (CPUID agrees, x86_cpuid_filter). */
+	static const struct lapic_config cfg = { .no_x2apic = true };
+	struct vcpu_irq *q = &v->irq;
+	int r;
+
+	q->deadline_ns = LAPIC_NO_DEADLINE;
+	q->host_timer_ns = LAPIC_NO_DEADLINE;
+	q->wait_sipi = v->index != 0;
+	q->steal.schedstat_fd = -1;
+	r = lapic_init(&q->lapic, &v->vm->irqchip.bus, v->index, &cfg);
+	if (r) {
+		snprintf(err, errlen, "vCPU %u: local APIC: %s", v->index, strerror(-r));
+		return r;
+	}
+	q->lapic_ok = true;
+	return 0;
+}
+
+void vcpu_irq_destroy(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+
+	if (q->host_timer_ok)
+		timer_delete(q->host_timer);
+	q->host_timer_ok = false;
+	steal_time_destroy(&q->steal);
+	if (q->lapic_ok)
+		lapic_destroy(&q->lapic);
+	q->lapic_ok = false;
+}
+
+static int vcpu_ioctl(struct vcpu *v, unsigned long req, void *arg, const char *name)
+{
+	if (ioctl(v->fd, req, arg) < 0) {
+		int e = errno;
+
+		log_error("vCPU %u: %s: %s", v->index, name, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int vcpu_irq_thread_init(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+	struct sigevent sev;
+	int r;
+
+	vcpu_self = v;
+	__atomic_store_n(&q->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	/* Timer deadlines are the guest's; the default 50 us slack is not. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = VCPU_KICK_SIGNAL;
+	sev._sigev_un._tid = q->tid;     /* sigev_notify_thread_id */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &q->host_timer)) {
+		r = -errno;
+		log_error("vCPU %u: timer_create: %s", v->index, strerror(-r));
+		return r;
+	}
+	q->host_timer_ok = true;
+	r = ioctl(v->fd, KVM_GET_TSC_KHZ, 0);
+	if (r <= 0) {
+		r = r < 0 ? -errno : -ENOTSUP;
+		log_error("vCPU %u: KVM_GET_TSC_KHZ: %s (the TSC-deadline timer needs "
+			  "the guest TSC rate)", v->index, strerror(-r));
+		return r;
+	}
+	q->tsc_khz = (uint64_t)r;
+	/* KVM's state right after creation is the architectural reset state:
+	 * a later INIT goes back to it. */
+	r = vcpu_ioctl(v, KVM_GET_SREGS, &q->reset_sregs, "KVM_GET_SREGS");
+	if (!r)
+		r = vcpu_ioctl(v, KVM_GET_REGS, &q->reset_regs, "KVM_GET_REGS");
+	steal_time_init(&q->steal);
+	return r;
+}
+
+static void futex_wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Sleep while *word == val, until the absolute CLOCK_MONOTONIC deadline. */
+static void futex_wait_until(uint32_t *word, uint32_t val, uint64_t deadline_ns)
+{
+	struct timespec ts, *tp = NULL;
+
+	if (deadline_ns != LAPIC_NO_DEADLINE) {
+		ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
+		ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
+		tp = &ts;
+	}
+	syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, val, tp, NULL,
+		FUTEX_BITSET_MATCH_ANY);
+}
+
+void vcpu_irq_notify(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+	pid_t tid;
+
+	__atomic_add_fetch(&q->gen, 1, __ATOMIC_SEQ_CST);
+	if (v == vcpu_self)
+		return;         /* it looks again before it enters */
+	switch (__atomic_load_n(&q->mode, __ATOMIC_SEQ_CST)) {
+	case VCPU_IN_RUN:
+		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+		/* tgkill on the tid, not pthread_kill: the thread may be
+		 * leaving and joined meanwhile; a stale tid gets ESRCH. */
+		tid = __atomic_load_n(&q->tid, __ATOMIC_ACQUIRE);
+		if (tid)
+			syscall(SYS_tgkill, getpid(), tid, VCPU_KICK_SIGNAL);
+		__atomic_add_fetch(&q->nr_kicks, 1, __ATOMIC_RELAXED);
+		break;
+	case VCPU_HALTED:
+		futex_wake_all(&q->gen);
+		break;
+	default:
+		break;
+	}
+}
+
+void vcpu_irq_set_deadline(struct vcpu *v, uint64_t deadline_ns)
+{
+	__atomic_store_n(&v->irq.deadline_ns, deadline_ns, __ATOMIC_SEQ_CST);
+	vcpu_irq_notify(v);
+}
+
+static void set_mode(struct vcpu *v, enum vcpu_mode m)
+{
+	__atomic_store_n(&v->irq.mode, (int)m, __ATOMIC_SEQ_CST);
+}
+
+/* Fire the LAPIC timer if its deadline passed. Returns the deadline now. */
+static uint64_t run_timer(struct vcpu *v, uint64_t now)
+{
+	struct vcpu_irq *q = &v->irq;
+	uint64_t dl = __atomic_load_n(&q->deadline_ns, __ATOMIC_SEQ_CST);
+
+	if (dl != LAPIC_NO_DEADLINE && now >= dl) {
+		lapic_timer_expire(&q->lapic, now);
+		dl = __atomic_load_n(&q->deadline_ns, __ATOMIC_SEQ_CST);
+	}
+	return dl;
+}
+
+/* What wakes a sleeping vCPU. A HLT with IF = 0 ends only for what the
+ * CPU does not mask (NMI, INIT, SIPI); in wait-for-SIPI only INIT/SIPI. */
+enum wake_on { WAKE_ANY, WAKE_UNMASKABLE, WAKE_STARTUP };
+
+static bool has_wake_event(struct lapic *l, enum wake_on on)
+{
+	bool r;
+
+	if (on == WAKE_ANY)
+		return lapic_has_event(l);
+	/* The fields are the LAPIC's own; read under its lock as lapic.c does. */
+	pthread_mutex_lock(&l->lock);
+	r = l->init_pending || l->sipi_pending ||
+	    (on == WAKE_UNMASKABLE && l->nmi_pending);
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+/* Sleep (no CPU) until `on` happens or the VM stops (false). */
+static bool vcpu_sleep(struct vcpu *v, enum wake_on on)
+{
+	struct vcpu_irq *q = &v->irq;
+
+	for (;;) {
+		uint32_t gen;
+		uint64_t dl;
+
+		set_mode(v, VCPU_HALTED);
+		gen = __atomic_load_n(&q->gen, __ATOMIC_SEQ_CST);
+		if (vm_stopping(v->vm))
+			break;
+		dl = run_timer(v, irqchip_now_ns());
+		if (has_wake_event(&q->lapic, on)) {
+			set_mode(v, VCPU_OUTSIDE);
+			return true;
+		}
+		/* The timer fired (and re-armed) or the deadline moved: look again. */
+		if (__atomic_load_n(&q->gen, __ATOMIC_SEQ_CST) != gen)
+			continue;
+		futex_wait_until(&q->gen, gen, dl);
+	}
+	set_mode(v, VCPU_OUTSIDE);
+	return false;
+}
+
+/* Back to the power-up state and wait for a SIPI, taking INITs on the way. */
+static int wait_for_sipi(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+	uint8_t vector;
+
+	for (;;) {
+		if (!vcpu_sleep(v, WAKE_STARTUP))
+			return VCPU_STOP;
+		lapic_take_init(&q->lapic);
+		if (lapic_take_sipi(&q->lapic, &vector))
+			break;
+	}
+	if (q->entered &&
+	    (vcpu_ioctl(v, KVM_SET_SREGS, &q->reset_sregs, "KVM_SET_SREGS") ||
+	     vcpu_ioctl(v, KVM_SET_REGS, &q->reset_regs, "KVM_SET_REGS")))
+		return VCPU_STOP;
+	if (x86_vcpu_sipi(v->fd, vector))
+		return VCPU_STOP;
+	log_debug("vCPU %u: started at 0x%x by SIPI", v->index, (unsigned)vector << 12);
+	q->wait_sipi = false;
+	v->run->request_interrupt_window = 0;
+	return VCPU_CONTINUE;
+}
+
+static void arm_host_timer(struct vcpu *v, uint64_t dl)
+{
+	struct vcpu_irq *q = &v->irq;
+	struct itimerspec its;
+
+	if (dl == q->host_timer_ns || !q->host_timer_ok)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (dl != LAPIC_NO_DEADLINE) {
+		its.it_value.tv_sec = (time_t)(dl / 1000000000ull);
+		its.it_value.tv_nsec = (long)(dl % 1000000000ull);
+	}
+	if (timer_settime(q->host_timer, TIMER_ABSTIME, &its, NULL))
+		log_once(LOG_WARN, "vCPU %u: timer_settime: %s", v->index, strerror(errno));
+	else
+		q->host_timer_ns = dl;
+}
+
+int vcpu_irq_before_run(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+	struct lapic *l = &q->lapic;
+	struct kvm_run *run = v->run;
+	uint64_t now, dl;
+	int vec;
+
+	for (;;) {
+		/* Published before looking: see vcpu_irq.h. */
+		set_mode(v, VCPU_IN_RUN);
+		if (lapic_take_init(l)) {
+			log_debug("vCPU %u: INIT", v->index);
+			q->wait_sipi = true;
+		}
+		if (!q->wait_sipi)
+			break;
+		if (wait_for_sipi(v) == VCPU_STOP)
+			return VCPU_STOP;
+	}
+	now = irqchip_now_ns();
+	dl = run_timer(v, now);
+	if (lapic_take_nmi(l)) {
+		if (ioctl(v->fd, KVM_NMI) < 0)
+			log_once(LOG_WARN, "vCPU %u: KVM_NMI: %s", v->index, strerror(errno));
+		else
+			q->nr_nmi++;
+	}
+	/* KVM_INTERRUPT injects unconditionally on the next entry: only when
+	 * the last exit said the guest can take one (IF set, no interrupt
+	 * shadow, none queued). Otherwise KVM exits when it can. */
+	if (run->ready_for_interrupt_injection && run->if_flag) {
+		vec = lapic_accept(l);
+		if (vec >= 0) {
+			struct kvm_interrupt irq = { .irq = (uint32_t)vec };
+
+			if (ioctl(v->fd, KVM_INTERRUPT, &irq) < 0)
+				log_once(LOG_ERROR, "vCPU %u: KVM_INTERRUPT vector %d: %s "
+					 "(interrupt lost)", v->index, vec, strerror(errno));
+			else
+				q->nr_injected++;
+		}
+	}
+	run->request_interrupt_window = lapic_pending_vector(l) >= 0;
+	q->cr8 = lapic_cr8_read(l);
+	run->cr8 = q->cr8;
+	arm_host_timer(v, dl);
+	steal_time_update(&q->steal, now, false, false);
+	q->entered = true;
+	return VCPU_CONTINUE;
+}
+
+void vcpu_irq_after_run(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+
+	set_mode(v, VCPU_OUTSIDE);
+	/* A 64-bit guest may change CR8 (= TPR[7:4]) without an exit. */
+	if (v->run->cr8 != q->cr8 && v->run->cr8 <= 15)
+		lapic_cr8_write(&q->lapic, (uint8_t)v->run->cr8);
+}
+
+int vcpu_irq_exit_hlt(struct vcpu *v)
+{
+	v->irq.nr_halts++;
+	return vcpu_sleep(v, v->run->if_flag ? WAKE_ANY : WAKE_UNMASKABLE)
+		? VCPU_CONTINUE : VCPU_STOP;
+}
+
+/* The guest's TSC: host TSC scaled and offset by KVM, read through KVM. */
+static int guest_tsc(struct vcpu *v, uint64_t *tsc)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.nmsrs = 1;
+	m.e.index = MSR_IA32_TSC;
+	if (ioctl(v->fd, KVM_GET_MSRS, &m) != 1)
+		return -EIO;
+	*tsc = m.e.data;
+	return 0;
+}
+
+/* Keep KVM's IA32_APIC_BASE equal to ours: KVM derives the CPUID APIC bit
+ * from its copy (host-initiated writes pass the filter). */
+static void mirror_apic_base(struct vcpu *v)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.nmsrs = 1;
+	m.e.index = MSR_IA32_APIC_BASE;
+	m.e.data = lapic_apic_base(&v->irq.lapic);
+	if (ioctl(v->fd, KVM_SET_MSRS, &m) != 1)
+		log_once(LOG_WARN, "vCPU %u: KVM_SET_MSRS(APIC_BASE 0x%llx) refused",
+			 v->index, (unsigned long long)m.e.data);
+}
+
+static int tsc_deadline_write(struct vcpu *v, uint64_t val)
+{
+	uint64_t tsc, now;
+
+	if (guest_tsc(v, &tsc)) {
+		log_once(LOG_ERROR, "vCPU %u: cannot read the guest TSC: TSC deadline "
+			 "ignored", v->index);
+		return 0;
+	}
+	/* Host time read after the TSC: deadline_ns can only be later. */
+	now = irqchip_now_ns();
+	return lapic_tsc_deadline_write(&v->irq.lapic, val, tsc, v->irq.tsc_khz, now);
+}
+
+int vcpu_irq_exit_msr(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	struct vcpu_irq *q = &v->irq;
+	bool write = run->exit_reason == KVM_EXIT_X86_WRMSR;
+	uint32_t msr = run->msr.index;
+	uint64_t now = irqchip_now_ns();
+	int r;
+
+	log_debug("vCPU %u: %s 0x%x (reason %u) data 0x%llx", v->index, write ? "WRMSR" : "RDMSR",
+		  msr, run->msr.reason, (unsigned long long)run->msr.data);
+	if (msr == MSR_IA32_APIC_BASE || (msr >= MSR_X2APIC_FIRST && msr <= MSR_X2APIC_LAST)) {
+		uint64_t val = run->msr.data;
+
+		r = write ? lapic_msr_write(&q->lapic, msr, val, now)
+			  : lapic_msr_read(&q->lapic, msr, &val, now);
+		if (!write)
+			run->msr.data = val;
+		if (!r && write && msr == MSR_IA32_APIC_BASE)
+			mirror_apic_base(v);
+	} else if (msr == MSR_IA32_TSC_DEADLINE) {
+		r = 0;
+		if (write)
+			r = tsc_deadline_write(v, run->msr.data);
+		else
+			run->msr.data = lapic_tsc_deadline_read(&q->lapic);
+	} else if (msr == MSR_KVM_STEAL_TIME_NEW) {
+		r = 0;
+		if (write) {
+			r = steal_time_msr_write(&q->steal, &v->vm->mem, run->msr.data);
+			steal_time_update(&q->steal, now, false, true);
+		} else {
+			run->msr.data = steal_time_msr_read(&q->steal);
+		}
+	} else {
+		/* An MSR KVM does not know either: #GP, as KVM would give. */
+		log_once(LOG_INFO, "vCPU %u: %s of unknown MSR 0x%x: #GP", v->index,
+			 write ? "WRMSR" : "RDMSR", msr);
+		r = -EINVAL;
+	}
+	run->msr.error = r ? 1 : 0;
+	return VCPU_CONTINUE;
+}
+
+bool vcpu_irq_exit_mmio(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	struct lapic *l = &v->irq.lapic;
+	uint64_t gpa = run->mmio.phys_addr;
+
+	if (!lapic_mmio_claims(l, gpa))
+		return false;
+	if (run->mmio.is_write)
+		lapic_mmio_write(l, gpa & (LAPIC_MMIO_SIZE - 1), run->mmio.data,
+				 run->mmio.len, irqchip_now_ns());
+	else
+		lapic_mmio_read(l, gpa & (LAPIC_MMIO_SIZE - 1), run->mmio.data,
+				run->mmio.len, irqchip_now_ns());
+	return true;
+}
