@@ -276,8 +276,11 @@ static void run_end(struct sched_bind_vcpu *v, uint64_t now)
 {
 	struct sched_shm_vcpu *vs = vslot(v->b, v->id);
 
-	if (v->run_start_ns && now > v->run_start_ns)
+	if (v->run_start_ns && now > v->run_start_ns && v->pcpu != SCHED_NONE) {
 		__atomic_fetch_add(&vs->run_ns, now - v->run_start_ns, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pcpu_slot(v->b, v->pcpu)->busy_ns, now - v->run_start_ns,
+				   __ATOMIC_RELAXED);
+	}
 	v->run_start_ns = 0;
 }
 
@@ -332,6 +335,11 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 			v->pinned_cpu = cpu;
 	}
 	now = sched_bind_now_ns();
+	ws = __atomic_exchange_n(&vs->runnable_since_ns, 0, __ATOMIC_RELAXED);
+	if (ws && now > ws) {
+		__atomic_fetch_add(&vs->wait_ns, now - ws, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&vs->steal_ns, now - ws, __ATOMIC_RELAXED);
+	}
 	ws = __atomic_exchange_n(&vs->wake_start_ns, 0, __ATOMIC_RELAXED);
 	if (ws && now > ws) {
 		uint64_t lat = now - ws;
@@ -402,7 +410,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 /* Decide for the held pCPU p and hand it on if someone else is picked;
  * returns holding a pCPU (maybe another) unless `blocked` and nobody wakes
  * it before deadline (then 0 with no pCPU). */
-static int schedule_and_hand_on(struct sched_bind_vcpu *v, uint64_t deadline_ns)
+static int schedule_and_hand_on(struct sched_bind_vcpu *v, bool blocked, uint64_t deadline_ns)
 {
 	struct sched_bind *b = v->b;
 	unsigned p = v->pcpu;
@@ -421,6 +429,8 @@ static int schedule_and_hand_on(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 		return 1;
 	}
 	run_end(v, now);
+	if (!blocked)                          /* preempted: still runnable */
+		__atomic_store_n(&vslot(b, v->id)->runnable_since_ns, now, __ATOMIC_RELAXED);
 	v->pcpu = SCHED_NONE;
 	pcpu_hand_on(b, p, sw.next);
 	service_pending(b);
@@ -501,7 +511,7 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 	 * found us runnable and did nothing: undo the block ourselves. */
 	if (__atomic_load_n(&vs->wake_seq, __ATOMIC_SEQ_CST) != token)
 		sched_wake(&b->h, v->id, now, v->pcpu, NULL);
-	r = schedule_and_hand_on(v, deadline_ns);
+	r = schedule_and_hand_on(v, true, deadline_ns);
 	if (r < 0)
 		return r;
 	if (r == 1)
@@ -531,6 +541,9 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 
 		__atomic_fetch_add(&vs->nr_wakeups, 1, __ATOMIC_RELAXED);
 		__atomic_compare_exchange_n(&vs->wake_start_ns, &zero, now, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		zero = 0;
+		__atomic_compare_exchange_n(&vs->runnable_since_ns, &zero, now, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 	if (res.how == SCHED_WAKE_LISTED) {
@@ -573,7 +586,7 @@ int sched_bind_vcpu_check(struct sched_bind_vcpu *v)
 	}
 	service_pending(b);
 	if (r == 1) {
-		r = schedule_and_hand_on(v, 0);
+		r = schedule_and_hand_on(v, false, 0);
 		return r < 0 ? r : 0;
 	}
 	timer_sync(v);

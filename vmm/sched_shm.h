@@ -59,6 +59,7 @@ struct sched_shm_pcpu {
 	int32_t host_cpu;              /* host CPU number of this pCPU */
 	uint32_t pad;
 	uint64_t last_balance_ns;
+	uint64_t busy_ns;              /* time some vCPU thread held it (stat) */
 } __attribute__((aligned(64)));
 
 /* Per entity: the binding's futex and identity, and counters for stat. */
@@ -69,8 +70,10 @@ struct sched_shm_vcpu {
 	uint32_t vcpu_index;           /* the VM's vCPU number */
 	uint32_t in_use;
 	uint64_t wake_start_ns;        /* when the pending wakeup was requested */
-	uint64_t run_ns, wait_ns;      /* as curr / runnable, not curr */
-	uint64_t steal_ns;             /* wait_ns as the guest's steal clock sees it */
+	uint64_t runnable_since_ns;    /* preempted or woken, waiting for a pCPU; 0: not */
+	uint64_t run_ns, wait_ns;      /* holding a pCPU / runnable without one */
+	uint64_t steal_ns;             /* for the guest's steal clock: wait_ns so far
+					* (host run delay not added yet) */
 	uint64_t nr_wakeups, nr_preemptions, nr_migrations, nr_blocks;
 	uint64_t lat_hist[SCHED_SHM_LAT_BUCKETS];
 	uint64_t lat_max_ns;
