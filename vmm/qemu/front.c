@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "vmm/kvm.h"
+#include "vmm/qemu/cgroup_weight.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE   2
@@ -222,6 +223,31 @@ static int front_open_monitor(struct front *f)
 	return 0;
 }
 
+/*
+ * <cputune><shares>: the weight libvirt gave the domain's cgroup, unless
+ * -lagvisor set a weight, nice or idle itself.
+ */
+static void front_cgroup_weight(struct sched_options *so)
+{
+	char text[4096];
+	uint32_t w;
+	FILE *f;
+	size_t n;
+
+	if (so->weight || so->nice_set || so->idle)
+		return;
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (cgroup_cpu_weight(text, "/sys/fs/cgroup", &w) || w == 1024)
+		return;
+	so->weight = w;
+	log_info("weight %u from the cgroup's CPU weight (libvirt <shares>)", w);
+}
+
 int front_init(struct front *f, struct qemu_launch *launch)
 {
 	char err[512] = "";
@@ -233,6 +259,7 @@ int front_init(struct front *f, struct qemu_launch *launch)
 	f->m = launch->standin ? &front_standin_ops : &front_vm_ops;
 	f->serial.out_fd = f->serial.in_fd = f->serial.pty_master = f->serial.pty_slave = -1;
 	f->state = launch->start_paused ? QMP_STATE_PRELAUNCH : QMP_STATE_RUNNING;
+	front_cgroup_weight(&launch->cfg.sched_opts);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	/* Before any thread exists, so that every thread inherits the mask. */

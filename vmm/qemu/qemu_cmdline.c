@@ -218,6 +218,43 @@ static int opt_nographic(struct qemu_launch *l, const char *arg, char *err,
 	return 0;
 }
 
+/*
+ * The scheduler options of `lagvisor run` by their long names (idle takes
+ * on|off here). The options keep pointers to their strings, so those are
+ * copied into the launch. -ENOENT: not a scheduler option.
+ */
+static int lagvisor_sched_knob(struct qemu_launch *l, const char *k, const char *v,
+			       char *err, size_t errlen)
+{
+	char msg[256];
+	bool on;
+	int r;
+
+	if (!strcmp(k, "idle")) {
+		if (qemu_parse_bool(v, &on)) {
+			snprintf(err, errlen, "-lagvisor idle=%s: takes on|off", v);
+			return -EINVAL;
+		}
+		if (!on) {
+			l->cfg.sched_opts.idle = false;
+			return 0;
+		}
+		v = NULL;
+	} else if (l->nr_knob_strs == QEMU_MAX_KNOB_STRS) {
+		snprintf(err, errlen, "-lagvisor: too many settings");
+		return -E2BIG;
+	} else {
+		r = qemu_cmdline_set_str(&l->knob_strs[l->nr_knob_strs], v, err, errlen);
+		if (r)
+			return r;
+		v = l->knob_strs[l->nr_knob_strs++];
+	}
+	r = sched_opts_apply(&l->cfg.sched_opts, k, v, msg, sizeof(msg));
+	if (r == -EINVAL)
+		snprintf(err, errlen, "-lagvisor %s: %s", k, msg);
+	return r;
+}
+
 /* lagvisor's own settings: -lagvisor k=v,... and LAGVISOR_QEMU_OPTS. */
 static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 			size_t errlen)
@@ -245,10 +282,14 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 			l->standin = !strcmp(v, "standin");
 		} else if (!strcmp(k, "verbose") && !qemu_opts_get_uint(&o, k, 9, &n)) {
 			l->cfg.verbose = (unsigned)n;
+		} else if ((r = lagvisor_sched_knob(l, k, v, err, errlen)) != -ENOENT) {
+			continue;          /* applied, or r says why not */
 		} else {
 			snprintf(err, errlen, "-lagvisor %s=%s: unknown setting or bad value "
 				 "(sched=host|eevdf, irqchip=kernel|user, strict-io=on|off, "
-				 "verbose=N, machine=kvm|standin)", k, v);
+				 "verbose=N, machine=kvm|standin, or a lagvisor run scheduler "
+				 "option: host-cpus, weight, nice, slice, idle, sched-feature, "
+				 "sched-domain, trace)", k, v);
 			r = -EINVAL;
 		}
 	}
@@ -439,5 +480,7 @@ void qemu_launch_free(struct qemu_launch *l)
 	free(l->append);
 	free(l->monitor);
 	free(l->serial);
+	for (unsigned i = 0; i < l->nr_knob_strs; i++)
+		free(l->knob_strs[i]);
 	memset(l, 0, sizeof(*l));
 }

@@ -12,6 +12,10 @@
  * environment variable (<qemu:env>), same syntax; the option wins:
  *   sched=host|eevdf  irqchip=kernel|user  strict-io=on|off  verbose=N
  *   machine=kvm|standin (standin: no VM, for tests; see standin.h)
+ * and the scheduler options of `lagvisor run` by their long names:
+ *   host-cpus=0-3  weight=N  nice=N  slice=3ms  idle=on  sched-feature=A,,B
+ *   sched-domain=NAME  trace=FILE
+ * (a ',' inside a value is written ',,', as everywhere in QEMU options).
  */
 #ifndef LAGVISOR_VMM_QEMU_CMDLINE_H
 #define LAGVISOR_VMM_QEMU_CMDLINE_H
@@ -24,6 +28,7 @@
 #define QEMU_MAX_CHARDEVS 8
 #define QEMU_MAX_FDS 8
 #define QEMU_MAX_DEVICES 16
+#define QEMU_MAX_KNOB_STRS 16
 
 enum qemu_chr_kind {
 	QEMU_CHR_SOCKET, QEMU_CHR_PTY, QEMU_CHR_FILE, QEMU_CHR_NULL,
@@ -71,6 +76,8 @@ struct qemu_launch {
 	struct qemu_chardev chardevs[QEMU_MAX_CHARDEVS];
 	struct qemu_fdset_fd fds[QEMU_MAX_FDS];
 	struct qemu_device devices[QEMU_MAX_DEVICES];
+	unsigned nr_knob_strs;     /* strings cfg.sched_opts points into */
+	char *knob_strs[QEMU_MAX_KNOB_STRS];
 };
 
 /*

@@ -141,16 +141,11 @@ const char *qemu_opts_get(const struct qemu_opts *opts, const char *key)
 	return NULL;
 }
 
-int qemu_opts_get_bool(const struct qemu_opts *opts, const char *key, bool def,
-		       bool *out)
+int qemu_parse_bool(const char *v, bool *out)
 {
 	static const char *const yes[] = { "on", "yes", "true", "y" };
 	static const char *const no[] = { "off", "no", "false", "n" };
-	const char *v = qemu_opts_get(opts, key);
 
-	*out = def;
-	if (!v)
-		return 0;
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		if (!strcmp(v, yes[i])) {
 			*out = true;
@@ -162,6 +157,15 @@ int qemu_opts_get_bool(const struct qemu_opts *opts, const char *key, bool def,
 		}
 	}
 	return -EINVAL;
+}
+
+int qemu_opts_get_bool(const struct qemu_opts *opts, const char *key, bool def,
+		       bool *out)
+{
+	const char *v = qemu_opts_get(opts, key);
+
+	*out = def;
+	return v ? qemu_parse_bool(v, out) : 0;
 }
 
 int qemu_parse_uint(const char *s, uint64_t max, uint64_t *out)

@@ -47,6 +47,9 @@ int qemu_opts_get_bool(const struct qemu_opts *opts, const char *key, bool def,
 int qemu_opts_get_uint(const struct qemu_opts *opts, const char *key,
 		       uint64_t max, uint64_t *out);
 
+/* on/off/yes/no/true/false/y/n. 0 or -EINVAL. */
+int qemu_parse_bool(const char *v, bool *out);
+
 /* Decimal digits only, value in [0, max]. 0 or -EINVAL. */
 int qemu_parse_uint(const char *s, uint64_t max, uint64_t *out);
 

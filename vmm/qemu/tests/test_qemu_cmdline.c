@@ -71,7 +71,8 @@ static void test_libvirt_kv_form(void)
 		"-add-fd", "set=0,fd=32,opaque=serial0-source",
 		"-chardev", "file,id=charserial0,path=/dev/fdset/0,append=on",
 		"-device", "isa-serial,chardev=charserial0,id=serial0",
-		"-lagvisor", "irqchip=user,strict-io=on",
+		"-lagvisor", "irqchip=user,strict-io=on,host-cpus=0-1,,3,slice=3ms,weight=2048,"
+			     "sched-domain=shared1",
 		"--frobnicate", "7", "-another-unknown", "x", "-nodefaults", "disk.img",
 	};
 	struct qemu_launch l;
@@ -93,6 +94,11 @@ static void test_libvirt_kv_form(void)
 	CHECK(!strcmp(l.serial, "charserial0"));
 	CHECK(l.cfg.irqchip == IRQCHIP_USER);      /* the option beats the env */
 	CHECK(l.cfg.strict_io && l.cfg.verbose == 2);
+	CHECK(l.cfg.sched_opts.host_cpus_set &&
+	      host_cpu_list_count(&l.cfg.sched_opts.host_cpus) == 3 &&
+	      host_cpu_list_test(&l.cfg.sched_opts.host_cpus, 3));
+	CHECK(l.cfg.sched_opts.slice_ns == 3000000 && l.cfg.sched_opts.weight == 2048);
+	CHECK(l.cfg.sched_opts.domain && !strcmp(l.cfg.sched_opts.domain, "shared1"));
 	CHECK(l.nr_unknown == 3);                  /* 2 options + 1 bare word */
 	qemu_launch_free(&l);
 }
@@ -140,8 +146,10 @@ static void test_errors(void)
 		{ "-device", "isa-serial,chardev=nope", "no chardev with id 'nope'" },
 		{ "-device", "{\"driver\":", "-device" },
 		{ "-add-fd", "set=0", "needs set=N,fd=N" },
-		{ "-lagvisor", "slice=3ms", "unknown setting" },
 		{ "-lagvisor", "sched=cfs", "unknown setting" },
+		{ "-lagvisor", "slice=fast", "-lagvisor slice" },
+		{ "-lagvisor", "idle=maybe", "takes on|off" },
+		{ "-lagvisor", "idle=on,weight=5", "-lagvisor weight" },
 		{ "-kernel", NULL, "missing value" },
 	};
 
