@@ -9,8 +9,9 @@
 #   lagvisor-qemu, `virsh define` of the example domain, then the whole
 #   management path on the stand-in machine (-lagvisor machine=standin: real
 #   QMP, pty, vCPU threads; no KVM, no guest): start, console output,
-#   dominfo, vCPU thread IDs, vcpupin, suspend/resume, a libvirtd restart
-#   with the domain surviving, reboot, shutdown, destroy.
+#   <shares> read back as the weight, dominfo, vCPU thread IDs, vcpupin,
+#   suspend/resume, a libvirtd restart with the domain surviving, reboot,
+#   shutdown, destroy.
 # MODE kvm: the same on a real lagvisor VM running the hog guest; SKIP
 #   (exit 77) without /dev/kvm.
 set -uo pipefail
@@ -172,9 +173,14 @@ define() {  # NAME LAGVISOR_OPTS CMDLINE
 # lifecycle NAME PATTERN: the virsh commands DESIGN.md names, in order.
 lifecycle() {
 	local name=$1 pattern=$2 pid out
+	# <cputune><shares>: lagvisor reads the domain cgroup's CPU weight.
+	check "$name: schedinfo cpu_shares=2048" bash -c \
+		"virsh -q -c '$URI' schedinfo $name --config --set cpu_shares=2048 >/dev/null"
 	check "$name: virsh start" v start "$name"
 	check "$name: running" wait_state "$name" running 10
 	pid=$(emu_pid "$name")
+	check "$name: <shares> became lagvisor's weight" \
+		grep -Eq "weight [0-9]+ from the cgroup" "/var/log/libvirt/qemu/$name.log"
 	out=$(console_text "$name" 4)
 	check "$name: console shows guest output" grep -q "$pattern" <<<"$out"
 	out=$(v dominfo "$name")
@@ -210,10 +216,10 @@ if [ "$mode" = standin ]; then
 	check "virsh define accepts the example domain" define "lagvisor-example-$$" sched=host cpus=2
 	check "the defined domain runs lagvisor-qemu" bash -c \
 		"virsh -q -c '$URI' dumpxml lagvisor-example-$$ | grep -q '<emulator>$EMU</emulator>'"
-	define "lagvisor-standin-$$" machine=standin cpus=2
+	define "lagvisor-standin-$$" machine=standin,verbose=1 cpus=2
 	lifecycle "lagvisor-standin-$$" "lagvisor stand-in: tick"
 else
-	define "lagvisor-hog-$$" sched=host "cpus=2 hog.duration_ms=0 hog.report_ms=500"
+	define "lagvisor-hog-$$" sched=host,verbose=1 "cpus=2 hog.duration_ms=0 hog.report_ms=500"
 	lifecycle "lagvisor-hog-$$" "hog: t="
 fi
 
