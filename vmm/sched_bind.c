@@ -362,6 +362,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 {
 	struct sched_bind *b = v->b;
 	struct sched_shm_vcpu *vs = vslot(b, v->id);
+	bool parked_told = false;
 
 	v->pcpu = SCHED_NONE;
 	timer_set(v, 0);
@@ -369,6 +370,14 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 		uint32_t g = __atomic_exchange_n(&vs->grant, 0u, __ATOMIC_SEQ_CST);
 		uint64_t now, until;
 		struct timespec ts;
+
+		if (__atomic_load_n(&b->stopping, __ATOMIC_SEQ_CST)) {
+			/* granted meanwhile: hold it, so that the caller's
+			 * sched_bind_vcpu_exit passes it on */
+			if (g && !(g & GRANT_CLAIM))
+				v->pcpu = g - 1;
+			return -ESHUTDOWN;
+		}
 
 		if (g & GRANT_CLAIM) {
 			unsigned p = (g & ~GRANT_CLAIM) - 1;
@@ -401,6 +410,12 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 		ts.tv_sec = (time_t)(until / 1000000000ull);
 		ts.tv_nsec = (long)(until % 1000000000ull);
 		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time */
+		if (v->parked && !parked_told) {
+			v->parked(v->opaque, __atomic_load_n(&vs->runnable_since_ns,
+							      __ATOMIC_RELAXED) != 0);
+			parked_told = true;
+			continue;              /* look at the grant word again */
+		}
 		futex(&vs->grant, FUTEX_WAIT_BITSET, 0, until ? &ts : NULL);
 		if (until && sched_bind_now_ns() >= until && until != deadline_ns)
 			sched_bind_reap(b);
@@ -483,8 +498,9 @@ int sched_bind_vcpu_thread_init(struct sched_bind_vcpu *v)
 
 int sched_bind_vcpu_wait(struct sched_bind_vcpu *v)
 {
-	park(v, 0);
-	return 0;
+	int r = park(v, 0);
+
+	return r < 0 ? r : 0;
 }
 
 uint32_t sched_bind_vcpu_prepare_block(struct sched_bind_vcpu *v)
@@ -501,6 +517,8 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 
 	if (v->pcpu == SCHED_NONE)
 		return -EINVAL;
+	if (deadline_ns == UINT64_MAX)
+		deadline_ns = 0;
 	if (deadline_ns && deadline_ns <= now)
 		return SCHED_BIND_TIMED_OUT;
 	r = sched_block(&b->h, v->id, now);
@@ -518,9 +536,9 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 		return SCHED_BIND_WOKEN;
 	/* The deadline passed while blocked: that is this vCPU's timer
 	 * interrupt, which wakes it. */
-	sched_bind_vcpu_wake(b, v, NULL);
-	park(v, 0);
-	return SCHED_BIND_TIMED_OUT;
+	sched_bind_vcpu_wake(b, v, v);
+	r = park(v, 0);
+	return r < 0 ? r : SCHED_BIND_TIMED_OUT;
 }
 
 int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
@@ -529,8 +547,12 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 	struct sched_shm_vcpu *vs = vslot(b, target->id);
 	struct sched_wake_result res;
 	uint64_t now = sched_bind_now_ns();
-	unsigned waker_pcpu = self ? self->pcpu : SCHED_NONE;
+	unsigned waker_pcpu;
 	int r;
+
+	if (!self)
+		self = self_vcpu;
+	waker_pcpu = self ? self->pcpu : SCHED_NONE;
 
 	__atomic_fetch_add(&vs->wake_seq, 1, __ATOMIC_SEQ_CST);
 	r = sched_wake(&b->h, target->id, now, waker_pcpu, &res);
@@ -651,4 +673,20 @@ int sched_bind_reap(struct sched_bind *b)
 
 	service_pending(b);
 	return r;
+}
+
+void sched_bind_stop(struct sched_bind *b)
+{
+	__atomic_store_n(&b->stopping, true, __ATOMIC_SEQ_CST);
+	for (unsigned id = 0; id < b->shm->hdr->max_entities; id++) {
+		struct sched_bind_vcpu *v = __atomic_load_n(&b->local[id], __ATOMIC_ACQUIRE);
+
+		if (v)
+			futex(&vslot(b, id)->grant, FUTEX_WAKE, 1, NULL);
+	}
+}
+
+uint64_t sched_bind_vcpu_wait_ns(const struct sched_bind_vcpu *v)
+{
+	return __atomic_load_n(&v->b->shm->vcpus[v->id].wait_ns, __ATOMIC_RELAXED);
 }

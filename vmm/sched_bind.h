@@ -52,6 +52,9 @@ struct sched_bind_vcpu {
 	uint64_t armed_ns;             /* what the timer is set to (0: off) */
 	uint64_t run_start_ns;         /* when it got its pCPU */
 	void (*kick)(void *opaque);    /* leave guest mode (immediate_exit + signal) */
+	/* Optional, called by the vCPU's thread right before it parks:
+	 * preempted = still runnable (PV steal time "preempted" byte). */
+	void (*parked)(void *opaque, bool preempted);
 	void *opaque;
 };
 
@@ -64,6 +67,7 @@ struct sched_bind {
 	uint64_t reap_period_ns;       /* shared domain: dead-member check period */
 	uint64_t balance_period_ns;
 	uint64_t last_reap_ns;         /* racy: only spaces the checks out */
+	bool stopping;                 /* sched_bind_stop: parked threads return */
 	/* observer of scheduler events (the trace writer); under rq locks */
 	void (*trace)(void *arg, const struct sched_trace_event *ev);
 	void *trace_arg;
@@ -89,7 +93,8 @@ int sched_bind_vcpu_add(struct sched_bind *b, struct sched_bind_vcpu *v,
 int sched_bind_vcpu_thread_init(struct sched_bind_vcpu *v);
 
 /* Park until granted a pCPU (a new vCPU waits for its first wake here, e.g.
- * an AP for its SIPI). Returns 0 when it holds a pCPU. */
+ * an AP for its SIPI). Returns 0 when it holds a pCPU, -ESHUTDOWN after
+ * sched_bind_stop (then it holds none). */
 int sched_bind_vcpu_wait(struct sched_bind_vcpu *v);
 
 /* Token for the lost-wakeup rule (see the top). */
@@ -103,15 +108,17 @@ enum sched_bind_block_result {
 /*
  * Guest HLT with nothing pending: block (dequeue with lag), hand the pCPU
  * on, park until granted again. deadline_ns (CLOCK_MONOTONIC, 0 = none) is
- * the vCPU's own timer: reaching it wakes the vCPU as its timer interrupt
- * would. Returns an enum sched_bind_block_result (the thread holds a pCPU
- * again) or -errno.
+ * the vCPU's own timer (UINT64_MAX = none too): reaching it wakes the vCPU
+ * as its timer interrupt would. Returns an enum sched_bind_block_result
+ * (the thread holds a pCPU again) or -errno (-ESHUTDOWN: stopping).
  */
 int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t deadline_ns);
 
 /* Wake a vCPU (any thread, e.g. the one raising its interrupt; the
- * interrupt is already pending). self: the calling vCPU or NULL. Returns
- * enum sched_wake_how or -errno. */
+ * interrupt is already pending). self: the calling vCPU, or NULL: the
+ * calling thread's vCPU if it is one. Takes sched/ locks only (never an
+ * irqchip lock), so it may be called with a LAPIC lock held. Returns enum
+ * sched_wake_how or -errno. */
 int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 			 struct sched_bind_vcpu *self);
 
@@ -123,6 +130,15 @@ int sched_bind_vcpu_check(struct sched_bind_vcpu *v);
 
 /* The thread is done: leave the queues and hand the pCPU on. */
 void sched_bind_vcpu_exit(struct sched_bind_vcpu *v);
+
+/* The VM stops: every parked thread of this process returns -ESHUTDOWN
+ * from its wait/block (now and from then on) and should then call
+ * sched_bind_vcpu_exit. Any thread. */
+void sched_bind_stop(struct sched_bind *b);
+
+/* Time this vCPU was runnable without a pCPU so far (ns): what the
+ * guest's steal clock should add on top of the host's run delay. */
+uint64_t sched_bind_vcpu_wait_ns(const struct sched_bind_vcpu *v);
 
 /* Reap dead members now (also done periodically by _check and parked
  * threads). Returns members cleaned. */

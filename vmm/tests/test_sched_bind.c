@@ -9,7 +9,8 @@
  *  - weighted fairness: two hogs (weights 2048 and 1024) on one pCPU get
  *    2:1 of CPU time within 5 %;
  *  - an own-deadline halt returns TIMED_OUT after the deadline;
- *  - idle: with every vCPU halted the process uses < 1 % of a CPU.
+ *  - idle: with every vCPU halted the process uses < 1 % of a CPU, and
+ *    sched_bind_stop lets all of them leave.
  * Usage: test_sched_bind [wakes]   (default 100000)
  */
 #include <errno.h>
@@ -306,11 +307,11 @@ static void *idle_thread(void *arg)
 	sched_bind_vcpu_wake(&bind, &f->v, NULL);
 	sched_bind_vcpu_wait(&f->v);
 	__atomic_fetch_add(&ready, 1, __ATOMIC_SEQ_CST);
-	while (!stop) {
+	for (;;) {
 		uint32_t tok = sched_bind_vcpu_prepare_block(&f->v);
 
-		if (!stop)
-			sched_bind_vcpu_block(&f->v, tok, 0);
+		if (sched_bind_vcpu_block(&f->v, tok, 0) == -ESHUTDOWN)
+			break;
 	}
 	sched_bind_vcpu_exit(&f->v);
 	return NULL;
@@ -342,9 +343,8 @@ static void test_idle(void)
 	c1 = proc_cpu_ns();
 	printf("idle: %.3f ms of CPU in 1 s with 4 halted vCPUs\n", (c1 - c0) / 1e6);
 	CHECK(c1 - c0 < 10000000ull);
-	stop = 1;
-	for (int i = 0; i < 4; i++)
-		sched_bind_vcpu_wake(&bind, &fakes[i].v, NULL);
+	/* the VM stops: every halted vCPU leaves */
+	sched_bind_stop(&bind);
 	for (int i = 0; i < 4; i++)
 		pthread_join(fakes[i].th, NULL);
 }
