@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,6 +14,7 @@
 #include "common/log.h"
 #include "vmm/kvm.h"
 #include "vmm/qemu/cgroup_weight.h"
+#include "vmm/vm_reset.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE   2
@@ -47,8 +51,11 @@ static void front_request_locked(struct front *f, enum front_req req)
 	 * query or a cont that follows sees it (front_run rebuilds). */
 	if (req == FRONT_REQ_RESET && f->state == QMP_STATE_SHUTDOWN)
 		f->state = QMP_STATE_PRELAUNCH;
+	/* The machine is ending: from now on nothing may use it, and queries
+	 * about vCPUs wait for the next one (a rebuild). */
 	if (f->vm_live)
 		f->m->stop(f);
+	f->vm_live = false;
 	pthread_cond_broadcast(&f->cond);
 }
 
@@ -100,6 +107,17 @@ static int fb_cont(void *opaque)
 	struct front *f = opaque;
 
 	pthread_mutex_lock(&f->lock);
+	/* The first cont of a machine started with -S: nothing has run yet,
+	 * so this is its power-on state, which resets come back to. */
+	if (f->vm_live && !f->snap_tried && f->state == QMP_STATE_PRELAUNCH) {
+		int r = f->m->snapshot(f);
+
+		f->snap_tried = true;
+		f->can_reset = r == 0;
+		if (r)
+			log_info("reset will rebuild the VM (no power-on snapshot: %s)",
+				 strerror(-r));
+	}
 	if (f->vm_live)
 		f->m->resume(f);
 	/* Not live: a rebuild is under way; it starts the VM running. */
@@ -117,22 +135,71 @@ static int fb_powerdown(void *opaque)
 {
 	struct front *f = opaque;
 
+	uint64_t one = 1;
+	int r = 0;
+
 	pthread_mutex_lock(&f->lock);
-	/* While a reset rebuilds the machine the request waits for it. */
-	if (f->state != QMP_STATE_SHUTDOWN)
+	if (f->state == QMP_STATE_SHUTDOWN) {
+		/* Already off. */
+	} else if (f->vm_live && f->can_reset && f->launch->no_shutdown) {
+		/* Off but kept, threads and all, for a reset (virsh reboot). */
+		r = f->m->pause(f);
+		if (!r) {
+			f->state = QMP_STATE_SHUTDOWN;
+			f->pending_shutdown = true;
+			/* After this command's reply: the I/O thread emits them. */
+			if (write(f->event_fd, &one, sizeof(one)) < 0)
+				log_warn("powerdown: event eventfd: %s", strerror(errno));
+		}
+	} else {
+		/* While a reset rebuilds the machine the request waits for it. */
 		front_request_locked(f, FRONT_REQ_POWERDOWN);
+	}
 	pthread_mutex_unlock(&f->lock);
-	return 0;
+	return r;
 }
 
 static int fb_reset(void *opaque)
 {
 	struct front *f = opaque;
 
+	int r = -1;
+
 	pthread_mutex_lock(&f->lock);
-	front_request_locked(f, FRONT_REQ_RESET);
+	if (f->vm_live && f->can_reset && f->req == FRONT_REQ_NONE) {
+		r = f->m->reset(f);
+		if (r) {
+			log_error("reset in place failed; rebuilding the VM");
+		} else if (f->state == QMP_STATE_RUNNING) {
+			f->m->resume(f);
+		} else if (f->state == QMP_STATE_SHUTDOWN) {
+			f->state = QMP_STATE_PRELAUNCH;
+		}
+	}
+	if (r)
+		front_request_locked(f, FRONT_REQ_RESET);
 	pthread_mutex_unlock(&f->lock);
 	return 0;
+}
+
+/* Events that a command's effects cause after its reply (powerdown). */
+static void front_pending_events(void *opaque, uint32_t events)
+{
+	struct front *f = opaque;
+	uint64_t v;
+	bool shutdown;
+
+	(void)events;
+	if (read(f->event_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_once(LOG_WARN, "event eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&f->lock);
+	shutdown = f->pending_shutdown;
+	f->pending_shutdown = false;
+	pthread_mutex_unlock(&f->lock);
+	if (shutdown) {
+		front_event(f, "SHUTDOWN", shutdown_data(true, "guest-shutdown"));
+		front_event(f, "STOP", NULL);
+	}
 }
 
 static void fb_quit(void *opaque)
@@ -255,6 +322,7 @@ int front_init(struct front *f, struct qemu_launch *launch)
 	int r;
 
 	memset(f, 0, sizeof(*f));
+	f->event_fd = -1;
 	f->launch = launch;
 	f->m = launch->standin ? &front_standin_ops : &front_vm_ops;
 	f->serial.out_fd = f->serial.in_fd = f->serial.pty_master = f->serial.pty_slave = -1;
@@ -281,6 +349,13 @@ int front_init(struct front *f, struct qemu_launch *launch)
 		}
 	}
 	front_fill_machine(f);
+	f->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (f->event_fd < 0 ||
+	    (r = iothread_add(&f->io, f->event_fd, EPOLLIN, front_pending_events, f))) {
+		r = f->event_fd < 0 ? -errno : r;
+		log_error("event eventfd: %s", strerror(-r));
+		return r;
+	}
 	if (launch->monitor)
 		return front_open_monitor(f);
 	return 0;
@@ -362,9 +437,26 @@ static int vm_vcpu_tids_(struct front *f, int *tids, unsigned n, int timeout_ms)
 	return vm_vcpu_tids(&f->vm, tids, n, timeout_ms);
 }
 
+static int vm_snapshot_(struct front *f)
+{
+	return vm_snapshot_take(&f->vm, FRONT_TID_WAIT_MS, &f->snap);
+}
+
+static int vm_reset_(struct front *f)
+{
+	char err[256] = "";
+	int r = vm_reset(&f->vm, f->snap, err, sizeof(err));
+
+	if (r)
+		log_error("%s", err);
+	return r;
+}
+
 static void vm_destroy_(struct front *f)
 {
 	vm_destroy(&f->vm);
+	vm_snapshot_free(f->snap);
+	f->snap = NULL;
 }
 
 static const struct front_machine_ops front_vm_ops = {
@@ -374,6 +466,8 @@ static const struct front_machine_ops front_vm_ops = {
 	.resume = vm_resume_,
 	.stop = vm_stop_,
 	.vcpu_tids = vm_vcpu_tids_,
+	.snapshot = vm_snapshot_,
+	.reset = vm_reset_,
 	.destroy = vm_destroy_,
 };
 
@@ -414,6 +508,18 @@ static int standin_vcpu_tids_(struct front *f, int *tids, unsigned n, int timeou
 	return standin_vcpu_tids(&f->standin, tids, n, timeout_ms);
 }
 
+static int standin_snapshot_(struct front *f)
+{
+	(void)f;
+	return 0;
+}
+
+static int standin_reset_(struct front *f)
+{
+	standin_reset(&f->standin);
+	return 0;
+}
+
 static void standin_destroy_(struct front *f)
 {
 	standin_destroy(&f->standin);
@@ -426,6 +532,8 @@ static const struct front_machine_ops front_standin_ops = {
 	.resume = standin_resume_,
 	.stop = standin_stop_,
 	.vcpu_tids = standin_vcpu_tids_,
+	.snapshot = standin_snapshot_,
+	.reset = standin_reset_,
 	.destroy = standin_destroy_,
 };
 
@@ -470,6 +578,7 @@ int front_run(struct front *f)
 			return front_exit(f, FRONT_REQ_NONE, code);
 		pthread_mutex_lock(&f->lock);
 		f->vm_live = true;
+		f->snap_tried = f->can_reset = false;
 		pthread_cond_broadcast(&f->cond);
 		if (f->state != QMP_STATE_RUNNING)
 			f->m->pause(f);
@@ -533,6 +642,8 @@ void front_destroy(struct front *f)
 	if (f->qmp_on)
 		qmp_server_destroy(&f->qmp);
 	chardev_close(&f->serial);
+	if (f->event_fd >= 0)
+		close(f->event_fd);
 	iothread_destroy(&f->io);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);

@@ -9,8 +9,12 @@
  *   prelaunch --cont--> running <--stop/cont--> paused
  *   running/paused --guest poweroff, debug-exit, system_powerdown-->
  *       SHUTDOWN event; exit 0, or with -no-shutdown STOP and "shutdown"
- *   shutdown --system_reset--> prelaunch (VM rebuilt, paused)
- *   running --system_reset--> running (VM rebuilt)
+ *   shutdown --system_reset--> prelaunch (paused)
+ *   running --system_reset--> running
+ * A reset keeps the vCPU threads (libvirt knows their IDs) when the
+ * machine could record its power-on state at the first cont (-S, in-kernel
+ * irqchip: vm_reset.h); otherwise the VM is rebuilt with new threads. With
+ * -no-shutdown and such a machine, system_powerdown only pauses it.
  *   any --SIGTERM/SIGINT/SIGHUP--> SHUTDOWN host-signal, exit 0
  *   any --quit--> SHUTDOWN host-qmp-quit, exit 0
  *   a VM failure (KVM error, triple fault) --> exit 1 without SHUTDOWN,
@@ -49,6 +53,10 @@ struct front_machine_ops {
 	void (*resume)(struct front *f);
 	void (*stop)(struct front *f);
 	int (*vcpu_tids)(struct front *f, int *tids, unsigned n, int timeout_ms);
+	/* Record the power-on state (paused, before the guest first ran). */
+	int (*snapshot)(struct front *f);
+	/* Back to that state keeping the vCPU threads; left paused. */
+	int (*reset)(struct front *f);
 	void (*destroy)(struct front *f);
 };
 
@@ -67,8 +75,13 @@ struct front {
 	enum qmp_run_state state;
 	enum front_req req;
 	int signo;                   /* the signal behind FRONT_REQ_SIGNAL */
+	bool snap_tried;             /* snapshot attempted for this machine */
+	bool can_reset;              /* ...and it worked: resets keep threads */
+	int event_fd;                /* eventfd: emit the pending events */
+	bool pending_shutdown;       /* SHUTDOWN(guest) + STOP to emit */
 	bool vm_live;                /* the machine is between build and destroy */
 	struct vm vm;                /* lagvisor's machine */
+	struct vm_snapshot *snap;    /* power-on state of vm (vm_reset.h) */
 	struct standin standin;      /* -lagvisor machine=standin */
 };
 

@@ -122,6 +122,13 @@ void standin_stop(struct standin *s, int exit_code)
 	pthread_mutex_unlock(&s->lock);
 }
 
+void standin_reset(struct standin *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->ticks = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
 int standin_vcpu_tids(struct standin *s, int *tids, unsigned n, int timeout_ms)
 {
 	struct timespec ts = after_ms(timeout_ms);

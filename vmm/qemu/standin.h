@@ -41,6 +41,8 @@ int standin_run(struct standin *s);
 void standin_pause(struct standin *s);
 void standin_resume(struct standin *s);
 void standin_stop(struct standin *s, int exit_code);
+/* Power-on state again (the tick count restarts); threads are kept. */
+void standin_reset(struct standin *s);
 int standin_vcpu_tids(struct standin *s, int *tids, unsigned n, int timeout_ms);
 void standin_destroy(struct standin *s);
 

@@ -204,6 +204,9 @@ lifecycle() {
 	check "$name: resume" v resume "$name"
 	check "$name: reboot" v reboot "$name"
 	check "$name: running after reboot" wait_state "$name" running 15
+	check "$name: after reboot, libvirt's vCPU thread IDs are still lagvisor's" \
+		tids_are_vcpus "$name"
+	check "$name: vcpupin after reboot" v vcpupin "$name" 0 0
 	check "$name: shutdown" v shutdown "$name"
 	check "$name: shut off" wait_state "$name" "shut off" 20
 	check "$name: reason shutdown" bash -c "[ \"\$(virsh -q -c '$URI' domstate --reason $name)\" = 'shut off (shutdown)' ]"

@@ -2,10 +2,12 @@
  * The front's state machine (front.h) on the stand-in machine, driven over
  * a real QMP socket the way libvirt drives it: -S start, cont, stop,
  * reset while running, the power button with -no-shutdown, reset out of
- * "shutdown", and SIGTERM at the end (SHUTDOWN host-signal, exit 0).
+ * "shutdown", and SIGTERM at the end (SHUTDOWN host-signal, exit 0). With
+ * -S resets keep the vCPU threads (IDs unchanged); without, they rebuild.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,6 +58,17 @@ static int expect(int fd, const char *want)
 	}
 }
 
+/* vCPU 0's thread ID from a query-cpus-fast reply. */
+static int tid0(int fd)
+{
+	char *p;
+
+	if (!expect(fd, "\"thread-id\":"))
+		return -1;
+	p = buf;
+	return atoi(p);
+}
+
 static void say(int fd, const char *cmd)
 {
 	char line[256];
@@ -64,24 +77,32 @@ static void say(int fd, const char *cmd)
 	CHECK(write(fd, line, (size_t)n) == n);
 }
 
-int main(void)
+/*
+ * One run of the front. paused: -S, so the first cont records the power-on
+ * state and resets keep the vCPU threads; without it they rebuild.
+ */
+static void scenario(bool paused)
 {
 	char dir[] = "/tmp/lagvisor-front-XXXXXX", path[128], qmp[160];
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct qemu_launch l;
 	char err[256] = "";
 	pthread_t t;
-	int fd;
+	int fd, tid;
 
+	buf_len = 0;
+	buf[0] = '\0';
+	front_code = -1;
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/qmp.sock", dir);
 	snprintf(qmp, sizeof(qmp), "unix:%s,server=on,wait=off", path);
 	{
-		char *const argv[] = { "lagvisor-qemu", "-S", "-no-shutdown", "-smp", "2",
+		char *const argv[] = { "lagvisor-qemu", "-no-shutdown", "-smp", "2",
 				       "-kernel", "/nonexistent", "-qmp", qmp,
-				       "-lagvisor", "machine=standin" };
+				       "-lagvisor", "machine=standin", "-S" };
 
-		CHECK(qemu_cmdline_parse(11, argv, NULL, &l, err, sizeof(err)) == 0);
+		CHECK(qemu_cmdline_parse(paused ? 11 : 10, argv, NULL, &l, err,
+					 sizeof(err)) == 0);
 	}
 	CHECK(front_init(&front, &l) == 0);
 	CHECK(pthread_create(&t, NULL, front_thread, NULL) == 0);
@@ -91,12 +112,17 @@ int main(void)
 	CHECK(expect(fd, "\"QMP\""));
 	say(fd, "qmp_capabilities");
 	CHECK(expect(fd, "\"return\":{}"));
-	say(fd, "query-status");
-	CHECK(expect(fd, "\"status\":\"prelaunch\""));
+	if (paused) {
+		say(fd, "query-status");
+		CHECK(expect(fd, "\"status\":\"prelaunch\""));
+		say(fd, "query-cpus-fast");
+		CHECK(expect(fd, "\"cpu-index\":1"));
+		say(fd, "cont");
+		CHECK(expect(fd, "\"event\":\"RESUME\""));
+	}
 	say(fd, "query-cpus-fast");
-	CHECK(expect(fd, "\"cpu-index\":1"));
-	say(fd, "cont");
-	CHECK(expect(fd, "\"event\":\"RESUME\""));
+	tid = tid0(fd);
+	CHECK(tid > 0);
 	say(fd, "query-status");
 	CHECK(expect(fd, "\"status\":\"running\""));
 	say(fd, "stop");
@@ -108,8 +134,9 @@ int main(void)
 	CHECK(expect(fd, "\"event\":\"RESET\""));
 	say(fd, "query-status");
 	CHECK(expect(fd, "\"status\":\"running\""));
+	/* libvirt knows the vCPU threads by ID: a reset keeps them (-S). */
 	say(fd, "query-cpus-fast");
-	CHECK(expect(fd, "\"cpu-index\":1"));
+	CHECK(paused ? tid0(fd) == tid : tid0(fd) != tid);
 	/* The power button with -no-shutdown: SHUTDOWN, STOP, process stays. */
 	say(fd, "system_powerdown");
 	CHECK(expect(fd, "\"event\":\"POWERDOWN\""));
@@ -127,6 +154,8 @@ int main(void)
 	CHECK(expect(fd, "\"status\":\"prelaunch\""));
 	say(fd, "cont");
 	CHECK(expect(fd, "\"event\":\"RESUME\""));
+	say(fd, "query-cpus-fast");
+	CHECK(paused ? tid0(fd) == tid : tid0(fd) > 0);
 	/* destroy: SIGTERM to the process. */
 	kill(getpid(), SIGTERM);
 	CHECK(expect(fd, "\"reason\":\"host-signal\""));
@@ -137,5 +166,11 @@ int main(void)
 	qemu_launch_free(&l);
 	unlink(path);
 	rmdir(dir);
+}
+
+int main(void)
+{
+	scenario(true);
+	scenario(false);
 	return check_report("test_front");
 }

@@ -1,0 +1,231 @@
+#include "vmm/vm_reset.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "common/compiler.h"
+#include "common/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+/*
+ * MSRs a guest changes that must be back at power-on values: the KVM
+ * paravirtual areas above all (a kvmclock or steal-time area left
+ * registered would be written into the freshly loaded kernel), the
+ * syscall entry points, the TSC deadline, and what x86_vcpu_init sets.
+ * Each is kept only if KVM lets the host read it.
+ */
+static const uint32_t reset_msrs[] = {
+	0x00000011, 0x00000012,                 /* MSR_KVM_WALL_CLOCK/SYSTEM_TIME */
+	0x4b564d00, 0x4b564d01,                 /* ..._NEW */
+	0x4b564d02, 0x4b564d03, 0x4b564d04,     /* ASYNC_PF_EN, STEAL_TIME, PV_EOI_EN */
+	0x000001a0, 0x000002ff, 0x00000277,     /* MISC_ENABLE, MTRRdefType, PAT */
+	0x000006e0,                             /* IA32_TSC_DEADLINE */
+	0x00000174, 0x00000175, 0x00000176,     /* SYSENTER_CS/ESP/EIP */
+	0xc0000081, 0xc0000082, 0xc0000083,     /* STAR, LSTAR, CSTAR */
+	0xc0000084, 0xc0000102,                 /* SYSCALL_MASK, KERNEL_GS_BASE */
+};
+
+struct vcpu_snapshot {
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct kvm_fpu fpu;
+	struct kvm_lapic_state lapic;
+	struct kvm_mp_state mp;
+	struct kvm_vcpu_events events;
+	struct kvm_xcrs xcrs;
+	bool has_xcrs;
+	unsigned nr_msrs;
+	struct kvm_msr_entry msrs[ARRAY_SIZE(reset_msrs)];
+};
+
+struct vm_snapshot {
+	unsigned nr_vcpus;
+	struct kvm_irqchip chips[3];            /* PIC master, PIC slave, IOAPIC */
+	struct kvm_pit_state2 pit;
+	struct vcpu_snapshot vcpus[];
+};
+
+struct msrs_one {
+	struct kvm_msrs hdr;
+	struct kvm_msr_entry e;
+};
+
+static int xioctl(int fd, unsigned long req, void *arg, const char *what, unsigned cpu)
+{
+	if (ioctl(fd, req, arg) >= 0)
+		return 0;
+	int e = errno;
+
+	log_error("reset: vCPU %u: %s: %s", cpu, what, strerror(e));
+	return -e;
+}
+
+static int vcpu_take(struct vcpu *v, struct vcpu_snapshot *s)
+{
+	int fd = v->fd, r;
+
+	if ((r = xioctl(fd, KVM_GET_REGS, &s->regs, "KVM_GET_REGS", v->index)) ||
+	    (r = xioctl(fd, KVM_GET_SREGS, &s->sregs, "KVM_GET_SREGS", v->index)) ||
+	    (r = xioctl(fd, KVM_GET_FPU, &s->fpu, "KVM_GET_FPU", v->index)) ||
+	    (r = xioctl(fd, KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC", v->index)) ||
+	    (r = xioctl(fd, KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE", v->index)) ||
+	    (r = xioctl(fd, KVM_GET_VCPU_EVENTS, &s->events, "KVM_GET_VCPU_EVENTS",
+			v->index)))
+		return r;
+	s->has_xcrs = ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0;
+	for (size_t i = 0; i < ARRAY_SIZE(reset_msrs); i++) {
+		struct msrs_one m = { .hdr.nmsrs = 1, .e.index = reset_msrs[i] };
+
+		if (ioctl(fd, KVM_GET_MSRS, &m) == 1)
+			s->msrs[s->nr_msrs++] = m.e;
+	}
+	return 0;
+}
+
+static int vcpu_put(struct vcpu *v, const struct vcpu_snapshot *s)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e[ARRAY_SIZE(reset_msrs)];
+	} m;
+	/* The SET ioctls take non-const pointers; copies keep `s` const. */
+	struct vcpu_snapshot c = *s;
+	int fd = v->fd, r;
+
+	/* sregs (modes) before regs; the LAPIC before the MP state that
+	 * refers to it; events last, clearing anything pending. */
+	if ((r = xioctl(fd, KVM_SET_SREGS, &c.sregs, "KVM_SET_SREGS", v->index)) ||
+	    (r = xioctl(fd, KVM_SET_REGS, &c.regs, "KVM_SET_REGS", v->index)) ||
+	    (r = xioctl(fd, KVM_SET_FPU, &c.fpu, "KVM_SET_FPU", v->index)) ||
+	    (c.has_xcrs &&
+	     (r = xioctl(fd, KVM_SET_XCRS, &c.xcrs, "KVM_SET_XCRS", v->index))) ||
+	    (r = xioctl(fd, KVM_SET_LAPIC, &c.lapic, "KVM_SET_LAPIC", v->index)) ||
+	    (r = xioctl(fd, KVM_SET_MP_STATE, &c.mp, "KVM_SET_MP_STATE", v->index)) ||
+	    (r = xioctl(fd, KVM_SET_VCPU_EVENTS, &c.events, "KVM_SET_VCPU_EVENTS",
+			v->index)))
+		return r;
+	memset(&m, 0, sizeof(m));
+	m.hdr.nmsrs = c.nr_msrs;
+	memcpy(m.e, c.msrs, c.nr_msrs * sizeof(m.e[0]));
+	r = ioctl(fd, KVM_SET_MSRS, &m);
+	if (r != (int)c.nr_msrs) {
+		log_error("reset: vCPU %u: KVM_SET_MSRS set %d of %u", v->index, r, c.nr_msrs);
+		return r < 0 ? -errno : -EIO;
+	}
+	return 0;
+}
+
+/* Every vCPU thread has done its setup and parked (vm_vcpu_park). */
+static int wait_all_parked(struct vm *vm, int timeout_ms)
+{
+	struct timespec ts;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&vm->lock);
+	while (!r && !vm->stopping && vm->nr_parked < vm->nr_vcpus)
+		if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT)
+			r = -ETIMEDOUT;
+	if (vm->stopping)
+		r = -ESHUTDOWN;
+	pthread_mutex_unlock(&vm->lock);
+	return r;
+}
+
+int vm_snapshot_take(struct vm *vm, int timeout_ms, struct vm_snapshot **out)
+{
+	struct vm_snapshot *s;
+	int r;
+
+	*out = NULL;
+	if (vm->cfg->irqchip != IRQCHIP_KERNEL)
+		return -ENOTSUP;
+	r = wait_all_parked(vm, timeout_ms);
+	if (r)
+		return r;
+	s = calloc(1, sizeof(*s) + vm->nr_vcpus * sizeof(s->vcpus[0]));
+	if (!s)
+		return -ENOMEM;
+	s->nr_vcpus = vm->nr_vcpus;
+	for (unsigned i = 0; i < 3; i++) {
+		s->chips[i].chip_id = i;
+		r = xioctl(vm->fd, KVM_GET_IRQCHIP, &s->chips[i], "KVM_GET_IRQCHIP", 0);
+		if (r)
+			goto fail;
+	}
+	r = xioctl(vm->fd, KVM_GET_PIT2, &s->pit, "KVM_GET_PIT2", 0);
+	for (unsigned i = 0; !r && i < vm->nr_vcpus; i++)
+		r = vcpu_take(&vm->vcpus[i], &s->vcpus[i]);
+	if (r)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	free(s);
+	return r;
+}
+
+/* Guest RAM back to zeros: fresh pages for the anonymous mapping. */
+static void clear_ram(struct vm *vm)
+{
+	for (unsigned i = 0; i < vm->mem.nr; i++) {
+		struct guest_mem_slot *m = &vm->mem.slots[i];
+
+		if (madvise(m->hva, m->size, MADV_DONTNEED))
+			memset(m->hva, 0, m->size);
+	}
+}
+
+int vm_reset(struct vm *vm, const struct vm_snapshot *s, char *err, size_t errlen)
+{
+	int r = vm_pause(vm);
+
+	if (r) {
+		snprintf(err, errlen, "reset: the vCPUs did not stop: %s", strerror(-r));
+		return r;
+	}
+	if (s->nr_vcpus != vm->nr_vcpus) {
+		snprintf(err, errlen, "reset: snapshot of another VM");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		struct kvm_irqchip chip = s->chips[i];
+
+		if ((r = xioctl(vm->fd, KVM_SET_IRQCHIP, &chip, "KVM_SET_IRQCHIP", 0)))
+			goto fail;
+	}
+	{
+		struct kvm_pit_state2 pit = s->pit;
+
+		if ((r = xioctl(vm->fd, KVM_SET_PIT2, &pit, "KVM_SET_PIT2", 0)))
+			goto fail;
+	}
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		if ((r = vcpu_put(&vm->vcpus[i], &s->vcpus[i])))
+			goto fail;
+	clear_ram(vm);
+	return vm_load_kernel(vm, err, errlen);
+fail:
+	snprintf(err, errlen, "reset: restoring the power-on state failed: %s",
+		 strerror(-r));
+	return r;
+}
+
+void vm_snapshot_free(struct vm_snapshot *s)
+{
+	free(s);
+}

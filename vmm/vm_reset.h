@@ -1,0 +1,40 @@
+/*
+ * A system reset that keeps the VM's vCPU threads (owner: libvirt helper).
+ * libvirt records the vCPU thread IDs once, at start (query-cpus-fast),
+ * pins them and moves them into cgroups; `virsh reboot` (powerdown, then
+ * system_reset and cont) must not replace them. So a reset puts back the
+ * state every vCPU and the in-kernel irqchip/PIT had before the guest first
+ * ran, clears guest RAM and loads the kernel again, while the vCPU threads
+ * stay parked (vm_pause). vCPU ioctls come from the resetting thread: KVM
+ * serialises them per vCPU, and a parked thread is not in KVM_RUN.
+ *
+ * Only with --irqchip kernel: the userspace APIC keeps its own state, so
+ * there vm_snapshot_take returns -ENOTSUP (callers rebuild the VM instead).
+ */
+#ifndef LAGVISOR_VMM_VM_RESET_H
+#define LAGVISOR_VMM_VM_RESET_H
+
+#include <stddef.h>
+
+struct vm;
+struct vm_snapshot;
+
+/*
+ * Record the power-on state into *out (free with vm_snapshot_free). Call
+ * while the VM is paused before any vCPU has entered the guest (vm_pause
+ * before vm_run, QEMU's -S); waits up to timeout_ms for every vCPU thread
+ * to finish its setup and park. 0, -ENOTSUP, -ETIMEDOUT, -ENOMEM, or the
+ * -errno of a KVM call (logged).
+ */
+int vm_snapshot_take(struct vm *vm, int timeout_ms, struct vm_snapshot **out);
+
+/*
+ * Reset to `s`: pause (if running), restore every vCPU and the irqchip
+ * and PIT, clear RAM, load the kernel and boot structures again. The VM
+ * is left paused: vm_resume runs it. 0, or -errno with one line in err.
+ */
+int vm_reset(struct vm *vm, const struct vm_snapshot *s, char *err, size_t errlen);
+
+void vm_snapshot_free(struct vm_snapshot *s);
+
+#endif
