@@ -281,6 +281,52 @@ static void test_load(void)
 	test_mem_free(&mem);
 }
 
+/*
+ * Random byte mutations of both image kinds (headers, address fields, ELF
+ * headers), parsed and, when accepted, loaded: under the sanitizers any
+ * read or write outside the file or guest memory fails the test.
+ */
+static void test_fuzz(void)
+{
+	struct guest_mem mem;
+	struct x86_multiboot mb;
+	char why[200];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	unsigned accepted = 0;
+
+	if (test_mem_init(&mem, MEM_BYTES)) {
+		CHECK(!"mmap");
+		return;
+	}
+	for (unsigned round = 0; round < 6000; round++) {
+		size_t len;
+		uint8_t *img = round & 1 ? make_mb_elf(&len) : make_aout(&len);
+		size_t hdr = round & 1 ? ELF_TEXT_OFF : AOUT_HDR;
+
+		for (unsigned k = 0; k < 1 + round % 4; k++) {
+			size_t at;
+
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			/* half the mutations hit the multiboot header, half anywhere near the front */
+			at = (x & 1) ? hdr + (x >> 8) % 32 : (x >> 8) % (len < 256 ? len : 256);
+			img[at] = (uint8_t)(x >> 40);
+		}
+		if ((round & 2) && !(round & 1))   /* keep a.out checksums valid often */
+			wr(img + AOUT_HDR + 8, 4, (uint32_t)(0u - rd(img + AOUT_HDR, 4) -
+							     rd(img + AOUT_HDR + 4, 4)));
+		if (x86_multiboot_parse(img, len, &mb, why, sizeof(why)) == 0) {
+			accepted++;
+			CHECK(mb.entry >= mb.load_start && mb.entry < mb.load_end);
+			CHECK(mb.load_start >= 0x100000);
+			(void)x86_multiboot_load(img, len, &mb, &mem, why, sizeof(why));
+		}
+		free(img);
+	}
+	printf("fuzz: 6000 mutated multiboot images, %u accepted\n", accepted);
+	CHECK(accepted > 100);
+	test_mem_free(&mem);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -290,6 +336,7 @@ int main(void)
 	test_parse();
 	test_info();
 	test_load();
+	test_fuzz();
 	for (unsigned i = 0; i < 5; i++) {
 		static const char *names[] = { "mb-aout", "env", "mb-elf", "mb-pvh", "mb-bad" };
 		char path[160];
