@@ -282,6 +282,7 @@ static void run_end(struct sched_bind_vcpu *v, uint64_t now)
 				   __ATOMIC_RELAXED);
 	}
 	v->run_start_ns = 0;
+	__atomic_store_n(&vs->stint_start_ns, 0, __ATOMIC_RELEASE);
 }
 
 static unsigned lat_bucket(uint64_t ns)
@@ -349,6 +350,7 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 			vs->lat_max_ns = lat;
 	}
 	v->run_start_ns = now;
+	__atomic_store_n(&vs->stint_start_ns, now, __ATOMIC_RELEASE);
 	timer_sync(v);
 	/* a decision may have been asked of p between the grant and now */
 }

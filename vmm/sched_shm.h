@@ -71,6 +71,7 @@ struct sched_shm_vcpu {
 	uint32_t in_use;
 	uint64_t wake_start_ns;        /* when the pending wakeup was requested */
 	uint64_t runnable_since_ns;    /* preempted or woken, waiting for a pCPU; 0: not */
+	uint64_t stint_start_ns;       /* holding a pCPU since (not in run_ns yet); 0: not */
 	uint64_t run_ns, wait_ns;      /* holding a pCPU / runnable without one */
 	uint64_t steal_ns;             /* for the guest's steal clock: wait_ns so far
 					* (host run delay not added yet) */

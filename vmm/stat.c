@@ -122,6 +122,15 @@ static uint64_t mono_ns(void)
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/* run_ns plus the stint in progress (a lone vCPU runs tickless: its
+ * counters move only when it gives the pCPU up). */
+static uint64_t run_now(const struct sched_shm_vcpu *v, uint64_t now)
+{
+	uint64_t st = __atomic_load_n(&v->stint_start_ns, __ATOMIC_ACQUIRE);
+
+	return LD(v->run_ns) + (st && now > st ? now - st : 0);
+}
+
 static void print_pcpus(FILE *f, const struct sched_shm *s, bool json, struct stat_prev *prev,
 			uint64_t now)
 {
@@ -132,8 +141,16 @@ static void print_pcpus(FILE *f, const struct sched_shm *s, bool json, struct st
 		const struct sched_shm_pcpu *pc = &s->pcpus[p];
 		uint64_t busy = LD(pc->busy_ns), base = prev && prev->t_ns ? prev->busy_ns[p] : 0;
 		uint32_t holder = LD(pc->released);
-		double util = 100.0 * (double)(busy - base) / (double)span;
+		double util;
 		char who[32];
+
+		if (holder < s->hdr->max_entities) {
+			uint64_t st = __atomic_load_n(&s->vcpus[holder].stint_start_ns,
+						      __ATOMIC_ACQUIRE);
+
+			busy += st && now > st ? now - st : 0;
+		}
+		util = 100.0 * (double)(busy - base) / (double)span;
 
 		if (util > 100.0)
 			util = 100.0;
@@ -160,7 +177,7 @@ static void print_pcpus(FILE *f, const struct sched_shm *s, bool json, struct st
 		prev->t_ns = now;
 }
 
-static void print_vcpus(FILE *f, const struct sched_shm *s, bool json)
+static void print_vcpus(FILE *f, const struct sched_shm *s, bool json, uint64_t now)
 {
 	bool first = true;
 
@@ -182,7 +199,7 @@ static void print_vcpus(FILE *f, const struct sched_shm *s, bool json)
 				PRIu64 ",\"preemptions\":%" PRIu64 ",\"migrations\":%" PRIu64
 				",\"blocks\":%" PRIu64 ",\"lat_max_ns\":%" PRIu64
 				",\"lat_hist_log2_us\":[", first ? "" : ",", (int)v->pid,
-				v->vcpu_index, e, LD(v->run_ns), LD(v->wait_ns), LD(v->steal_ns),
+				v->vcpu_index, e, run_now(v, now), LD(v->wait_ns), LD(v->steal_ns),
 				LD(v->nr_wakeups), LD(v->nr_preemptions), LD(v->nr_migrations),
 				LD(v->nr_blocks), LD(v->lat_max_ns));
 			for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)
@@ -191,7 +208,7 @@ static void print_vcpus(FILE *f, const struct sched_shm *s, bool json)
 		} else {
 			fprintf(f, "  %7d %5u %10.1f %10.1f %10.1f %9" PRIu64 " %8" PRIu64 " %8"
 				PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 "\n", (int)v->pid,
-				v->vcpu_index, LD(v->run_ns) / 1e6, LD(v->wait_ns) / 1e6,
+				v->vcpu_index, run_now(v, now) / 1e6, LD(v->wait_ns) / 1e6,
 				LD(v->steal_ns) / 1e6, LD(v->nr_wakeups),
 				stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 50) / 1000,
 				stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 99) / 1000,
@@ -211,13 +228,13 @@ void stat_print(FILE *f, const struct sched_shm *s, bool json, struct stat_prev 
 			s->path, now, sched_shm_nr_members(s));
 		print_pcpus(f, s, true, prev, now);
 		fputs("],\"vcpus\":[", f);
-		print_vcpus(f, s, true);
+		print_vcpus(f, s, true, now);
 		fputs("]}\n", f);
 	} else {
 		fprintf(f, "lagvisor stat: %s, %u member(s), %u pCPU(s)\n\n", s->path,
 			sched_shm_nr_members(s), s->hdr->nr_pcpus);
 		print_pcpus(f, s, false, prev, now);
-		print_vcpus(f, s, false);
+		print_vcpus(f, s, false, now);
 	}
 	fflush(f);
 }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmm/sched_bind.h"
 #include "vmm/stat.h"
 #include "vmm/tests/check.h"
 
@@ -104,9 +105,17 @@ static void test_live(void)
 	s.vcpus[2].lat_hist[4] = 77;
 	s.vcpus[2].in_use = 1;
 	s.pcpus[1].busy_ns = 123;
+	/* a lone vCPU holding pCPU 0 for a second: counted while it runs */
+	s.vcpus[3].pid = getpid();
+	s.vcpus[3].vcpu_index = 2;
+	s.vcpus[3].run_ns = 7000000000ull;
+	s.vcpus[3].stint_start_ns = sched_bind_now_ns() - 1000000000ull;
+	s.vcpus[3].in_use = 1;
+	s.pcpus[0].released = 3;
 	setenv("LAGVISOR_SHM_DIR", dir, 1);
 	CHECK(run_stat(json, 4) == 0);
-	CHECK(out_contains("\"wakeups\":77") && out_contains("\"run_ns\":5000000"));
+	CHECK(out_contains("\"wakeups\":77") && out_contains("\"run_ns\":5000000,"));
+	CHECK(out_contains("\"run_ns\":80") && out_contains("\"holder\":\"vCPU 2/"));
 	snprintf(cmd, sizeof(cmd), "python3 -m json.tool %s > /dev/null", out);
 	if (system("python3 -c 1 2>/dev/null") == 0)
 		CHECK(system(cmd) == 0);
