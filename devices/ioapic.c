@@ -223,7 +223,10 @@ static bool write_reg_locked(struct ioapic *io, uint8_t index, uint32_t val,
 
 	ioapic_assert_locked(io);
 	if (index == IOAPIC_REG_ID) {
-		io->id = (uint8_t)(val >> 24);
+		/* The 82093AA's ID is bits 27:24; the rest reads back as it
+		 * was (KVM's IOAPIC too; kvm-unit-tests ioapic checks it).
+		 * An MP-table ID above 15 keeps its high bits. */
+		io->id = (uint8_t)((io->id & 0xf0) | ((val >> 24) & 0x0f));
 		return false;
 	}
 	pin = (unsigned)(index - IOAPIC_REG_REDIR) / 2;

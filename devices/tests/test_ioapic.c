@@ -79,6 +79,11 @@ static void test_registers(void)
 		CHECK_EQ(entry(pin), MASKED);
 	io_wr(0x00, 9u << 24);
 	CHECK_EQ(io_rd(0x00), 9u << 24);
+	/* Only ID bits 27:24 are writable (kvm-unit-tests "id register
+	 * only bits [24:27] writable": it writes the complement). */
+	io_wr(0x00, ~(9u << 24));
+	CHECK_EQ(io_rd(0x00), 6u << 24);
+	io_wr(0x00, 9u << 24);
 	io_wr(0x01, 0);                         /* read-only */
 	CHECK_EQ(io_rd(0x01), 0x170011);
 	/* Delivery status and remote IRR are read-only, 55:17 reserved. */
