@@ -1,4 +1,5 @@
-#include "vmm/sched_bind.h"
+/* What a vCPU thread does under the binding (see sched_bind.h). */
+#include "vmm/sched_bind_internal.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -8,249 +9,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define GRANT_CLAIM 0x80000000u        /* grant word: "claim this pCPU and drain it" */
-
-/* The vCPU this thread is (NULL for I/O and other threads), and the idle
- * pCPUs that a host op asked this thread to find a holder for: host ops
- * run under rq locks and may not call sched/, so the work is done after the
- * sched_* call returns (service_pending). */
-static __thread struct sched_bind_vcpu *self_vcpu;
-static __thread uint64_t to_service[SCHED_MAX_PCPUS / 64];
-static __thread bool any_to_service;
-
-uint64_t sched_bind_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static struct sched_shm_pcpu *pcpu_slot(struct sched_bind *b, unsigned p)
-{
-	return &b->shm->pcpus[p];
-}
-
-static struct sched_shm_vcpu *vslot(struct sched_bind *b, unsigned id)
-{
-	return &b->shm->vcpus[id];
-}
-
-static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
-{
-	/* not FUTEX_PRIVATE: the word may live in a file shared by processes */
-	return syscall(SYS_futex, uaddr, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
-}
-
-/* Make the holder of a pCPU (entity id) leave guest mode. */
-static void signal_entity(struct sched_bind *b, unsigned id, unsigned p)
-{
-	struct sched_shm_vcpu *vs = vslot(b, id);
-
-	if (vs->pid == b->pid) {
-		struct sched_bind_vcpu *v = __atomic_load_n(&b->local[id], __ATOMIC_ACQUIRE);
-
-		if (v && v->kick)
-			v->kick(v->opaque);
-		else if (v && v->tid)
-			syscall(SYS_tgkill, b->pid, v->tid, b->signo);
-		return;
-	}
-	if (vs->tid > 0 && syscall(SYS_tgkill, vs->pid, vs->tid, b->signo) && errno == ESRCH) {
-		/* Its member died holding the pCPU: take the token back so
-		 * that someone (this thread, after its sched_* call) decides. */
-		uint32_t exp = id;
-
-		if (__atomic_compare_exchange_n(&pcpu_slot(b, p)->released, &exp, SCHED_NONE,
-						false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			to_service[p / 64] |= 1ull << (p % 64);
-			any_to_service = true;
-		}
-	}
-}
-
-static void op_kick(void *opaque, unsigned p)
-{
-	struct sched_bind *b = opaque;
-	struct sched_shm_pcpu *pc = pcpu_slot(b, p);
-	uint32_t r;
-
-	__atomic_store_n(&pc->kicked, 1u, __ATOMIC_SEQ_CST);
-	r = __atomic_load_n(&pc->released, __ATOMIC_SEQ_CST);
-	if (r == SCHED_NONE) {
-		to_service[p / 64] |= 1ull << (p % 64);
-		any_to_service = true;
-	} else if (r < SCHED_SHM_CLAIM_BASE && !(self_vcpu && self_vcpu->id == r)) {
-		signal_entity(b, r, p);
-	}
-	/* a claimer, or ourselves: it reads `kicked` before it lets go */
-}
-
-static void op_arm_timer(void *opaque, unsigned p, uint64_t deadline_ns)
-{
-	struct sched_bind *b = opaque;
-	struct sched_shm_pcpu *pc = pcpu_slot(b, p);
-	uint32_t r;
-
-	__atomic_store_n(&pc->timer_ns, deadline_ns, __ATOMIC_SEQ_CST);
-	r = __atomic_load_n(&pc->released, __ATOMIC_SEQ_CST);
-	/* The holder arms its own timer (a timer signals the thread that
-	 * created it): tell it, unless we are it (we sync before returning). */
-	if (r < SCHED_SHM_CLAIM_BASE && !(self_vcpu && self_vcpu->id == r))
-		signal_entity(b, r, p);
-}
-
-static void op_trace(void *opaque, const struct sched_trace_event *ev)
-{
-	struct sched_bind *b = opaque;
-	struct sched_shm_vcpu *vs;
-
-	switch (ev->type) {
-	case SCHED_TRACE_PREEMPT:
-		if (ev->other < b->shm->hdr->max_entities)
-			__atomic_fetch_add(&vslot(b, ev->other)->nr_preemptions, 1, __ATOMIC_RELAXED);
-		break;
-	case SCHED_TRACE_MIGRATE:
-		if (ev->entity < b->shm->hdr->max_entities) {
-			vs = vslot(b, ev->entity);
-			__atomic_fetch_add(&vs->nr_migrations, 1, __ATOMIC_RELAXED);
-		}
-		break;
-	default:
-		break;
-	}
-	if (b->trace)
-		b->trace(b->trace_arg, ev);
-}
-
-static const struct sched_host_ops bind_ops = {
-	.kick = op_kick,
-	.arm_timer = op_arm_timer,
-	.trace = op_trace,
-};
-
-static void noop_handler(int sig)
-{
-	(void)sig;
-}
-
-int sched_bind_init(struct sched_bind *b, struct sched_shm *shm, int signo)
-{
-	struct sigaction sa, old;
-	int r;
-
-	memset(b, 0, sizeof(*b));
-	b->shm = shm;
-	b->signo = signo;
-	b->pid = getpid();
-	b->reap_period_ns = 100000000ull;
-	b->balance_period_ns = 4000000ull;
-	r = sched_handle_init(&b->h, shm->dom, shm->dom_len, &bind_ops, b);
-	if (r)
-		return r;
-	b->local = calloc(shm->hdr->max_entities, sizeof(*b->local));
-	if (!b->local)
-		return -ENOMEM;
-	/* A signal without a handler would kill the process: keep one that
-	 * is already there (vcpu.c's), else install a no-op. */
-	if (sigaction(signo, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = noop_handler;
-		sigemptyset(&sa.sa_mask);
-		sigaction(signo, &sa, NULL);
-	}
-	return 0;
-}
-
-void sched_bind_destroy(struct sched_bind *b)
-{
-	free(b->local);
-	b->local = NULL;
-}
-
-static void grant(struct sched_bind *b, unsigned id, uint32_t word)
-{
-	struct sched_shm_vcpu *vs = vslot(b, id);
-
-	if (word & GRANT_CLAIM) {
-		/* Never over a real grant: if the pCPU was already handed to
-		 * it by someone who drained first, the claim has no work. */
-		uint32_t zero = 0;
-
-		if (!__atomic_compare_exchange_n(&vs->grant, &zero, word, false,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			return;
-	} else {
-		__atomic_store_n(&vs->grant, word, __ATOMIC_SEQ_CST);
-	}
-	futex(&vs->grant, FUTEX_WAKE, 1, NULL);
-}
-
-static void service_pending(struct sched_bind *b);
-
-/*
- * p has no holder and a decision is wanted: claim it, drain and pick, hand
- * it to the pick. Loops while kicks arrive during the claim (they saw the
- * claim and left the work to us).
- */
-static void service(struct sched_bind *b, unsigned p)
-{
-	struct sched_shm_pcpu *pc = pcpu_slot(b, p);
-	uint32_t claim = SCHED_SHM_CLAIM_BASE + (b->shm->member == SCHED_NONE ? 0 : b->shm->member);
-
-	for (;;) {
-		uint32_t exp = SCHED_NONE;
-		struct sched_switch sw;
-		uint64_t now = sched_bind_now_ns();
-
-		if (!__atomic_compare_exchange_n(&pc->released, &exp, claim, false,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			return;                /* it has a holder or a claimer */
-		__atomic_store_n(&pc->kicked, 0u, __ATOMIC_SEQ_CST);
-		sched_wake_drain(&b->h, p, now);
-		if (sched_schedule(&b->h, p, now, &sw))
-			sw.next = SCHED_NONE;
-		if (sw.next != SCHED_NONE) {
-			__atomic_store_n(&pc->released, sw.next, __ATOMIC_SEQ_CST);
-			grant(b, sw.next, p + 1);
-			return;
-		}
-		__atomic_store_n(&pc->released, SCHED_NONE, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&pc->kicked, __ATOMIC_SEQ_CST))
-			return;
-	}
-}
-
-static void service_pending(struct sched_bind *b)
-{
-	while (any_to_service) {
-		any_to_service = false;
-		for (unsigned w = 0; w < (b->shm->hdr->nr_pcpus + 63) / 64; w++) {
-			while (to_service[w]) {
-				unsigned p = w * 64 + (unsigned)__builtin_ctzll(to_service[w]);
-
-				to_service[w] &= to_service[w] - 1;
-				service(b, p);
-			}
-		}
-	}
-}
-
-/* The holder lets p go to next (SCHED_NONE: p goes idle). */
-static void pcpu_hand_on(struct sched_bind *b, unsigned p, uint32_t next)
-{
-	struct sched_shm_pcpu *pc = pcpu_slot(b, p);
-
-	if (next != SCHED_NONE) {
-		__atomic_store_n(&pc->released, next, __ATOMIC_SEQ_CST);
-		grant(b, next, p + 1);
-		return;
-	}
-	__atomic_store_n(&pc->released, SCHED_NONE, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&pc->kicked, __ATOMIC_SEQ_CST))
-		service(b, p);
-}
 
 static void timer_set(struct sched_bind_vcpu *v, uint64_t t)
 {
@@ -268,17 +26,17 @@ static void timer_set(struct sched_bind_vcpu *v, uint64_t t)
 static void timer_sync(struct sched_bind_vcpu *v)
 {
 	if (v->pcpu != SCHED_NONE)
-		timer_set(v, __atomic_load_n(&pcpu_slot(v->b, v->pcpu)->timer_ns, __ATOMIC_SEQ_CST));
+		timer_set(v, __atomic_load_n(&bind_pcpu(v->b, v->pcpu)->timer_ns, __ATOMIC_SEQ_CST));
 }
 
 /* Account the end of a run on the held pCPU. */
 static void run_end(struct sched_bind_vcpu *v, uint64_t now)
 {
-	struct sched_shm_vcpu *vs = vslot(v->b, v->id);
+	struct sched_shm_vcpu *vs = bind_vcpu(v->b, v->id);
 
 	if (v->run_start_ns && now > v->run_start_ns && v->pcpu != SCHED_NONE) {
 		__atomic_fetch_add(&vs->run_ns, now - v->run_start_ns, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&pcpu_slot(v->b, v->pcpu)->busy_ns, now - v->run_start_ns,
+		__atomic_fetch_add(&bind_pcpu(v->b, v->pcpu)->busy_ns, now - v->run_start_ns,
 				   __ATOMIC_RELAXED);
 	}
 	v->run_start_ns = 0;
@@ -321,7 +79,7 @@ static void check_external_affinity(struct sched_bind_vcpu *v)
 static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 {
 	struct sched_bind *b = v->b;
-	struct sched_shm_vcpu *vs = vslot(b, v->id);
+	struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
 	uint64_t now, ws;
 	int cpu = b->shm->pcpus[p].host_cpu;
 
@@ -363,7 +121,7 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 {
 	struct sched_bind *b = v->b;
-	struct sched_shm_vcpu *vs = vslot(b, v->id);
+	struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
 	bool parked_told = false;
 
 	v->pcpu = SCHED_NONE;
@@ -394,8 +152,8 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 				if (sched_setaffinity(0, sizeof(set), &set) == 0)
 					v->pinned_cpu = cpu;
 			}
-			service(b, p);
-			service_pending(b);
+			sched_bind_service(b, p);
+			sched_bind_service_pending(b);
 			continue;
 		}
 		if (g) {
@@ -418,7 +176,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 			parked_told = true;
 			continue;              /* look at the grant word again */
 		}
-		futex(&vs->grant, FUTEX_WAIT_BITSET, 0, until ? &ts : NULL);
+		sched_bind_futex(&vs->grant, FUTEX_WAIT_BITSET, 0, until ? &ts : NULL);
 		if (until && sched_bind_now_ns() >= until && until != deadline_ns)
 			sched_bind_reap(b);
 	}
@@ -435,22 +193,22 @@ static int schedule_and_hand_on(struct sched_bind_vcpu *v, bool blocked, uint64_
 	uint64_t now = sched_bind_now_ns();
 	int r;
 
-	__atomic_store_n(&pcpu_slot(b, p)->kicked, 0u, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&bind_pcpu(b, p)->kicked, 0u, __ATOMIC_SEQ_CST);
 	sched_wake_drain(&b->h, p, now);
 	r = sched_schedule(&b->h, p, now, &sw);
 	if (r)
 		return r;
 	if (sw.next == v->id) {
-		service_pending(b);
+		sched_bind_service_pending(b);
 		timer_sync(v);
 		return 1;
 	}
 	run_end(v, now);
 	if (!blocked)                          /* preempted: still runnable */
-		__atomic_store_n(&vslot(b, v->id)->runnable_since_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&bind_vcpu(b, v->id)->runnable_since_ns, now, __ATOMIC_RELAXED);
 	v->pcpu = SCHED_NONE;
-	pcpu_hand_on(b, p, sw.next);
-	service_pending(b);
+	sched_bind_hand_on(b, p, sw.next);
+	sched_bind_service_pending(b);
 	return park(v, deadline_ns);
 }
 
@@ -472,7 +230,7 @@ int sched_bind_vcpu_add(struct sched_bind *b, struct sched_bind_vcpu *v,
 	r = sched_entity_add(&b->h, &ep, sched_bind_now_ns(), &v->id);
 	if (r)
 		return r;
-	vs = vslot(b, v->id);
+	vs = bind_vcpu(b, v->id);
 	memset(vs, 0, sizeof(*vs));
 	vs->pid = b->pid;
 	vs->vcpu_index = vcpu_index;
@@ -485,9 +243,9 @@ int sched_bind_vcpu_thread_init(struct sched_bind_vcpu *v)
 {
 	struct sigevent sev;
 
-	self_vcpu = v;
+	sched_bind_self = v;
 	v->tid = (pid_t)syscall(SYS_gettid);
-	__atomic_store_n(&vslot(v->b, v->id)->tid, (int32_t)v->tid, __ATOMIC_RELEASE);
+	__atomic_store_n(&bind_vcpu(v->b, v->id)->tid, (int32_t)v->tid, __ATOMIC_RELEASE);
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = v->b->signo;
@@ -507,13 +265,13 @@ int sched_bind_vcpu_wait(struct sched_bind_vcpu *v)
 
 uint32_t sched_bind_vcpu_prepare_block(struct sched_bind_vcpu *v)
 {
-	return __atomic_load_n(&vslot(v->b, v->id)->wake_seq, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&bind_vcpu(v->b, v->id)->wake_seq, __ATOMIC_SEQ_CST);
 }
 
 int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t deadline_ns)
 {
 	struct sched_bind *b = v->b;
-	struct sched_shm_vcpu *vs = vslot(b, v->id);
+	struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
 	uint64_t now = sched_bind_now_ns();
 	int r;
 
@@ -546,14 +304,14 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 			 struct sched_bind_vcpu *self)
 {
-	struct sched_shm_vcpu *vs = vslot(b, target->id);
+	struct sched_shm_vcpu *vs = bind_vcpu(b, target->id);
 	struct sched_wake_result res;
 	uint64_t now = sched_bind_now_ns();
 	unsigned waker_pcpu;
 	int r;
 
 	if (!self)
-		self = self_vcpu;
+		self = sched_bind_self;
 	waker_pcpu = self ? self->pcpu : SCHED_NONE;
 
 	__atomic_fetch_add(&vs->wake_seq, 1, __ATOMIC_SEQ_CST);
@@ -572,10 +330,10 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 	}
 	if (res.how == SCHED_WAKE_LISTED) {
 		/* the woken thread claims and drains its target itself */
-		to_service[res.pcpu / 64] &= ~(1ull << (res.pcpu % 64));
-		grant(b, target->id, GRANT_CLAIM | (res.pcpu + 1));
+		sched_bind_unservice(res.pcpu);
+		sched_bind_grant(b, target->id, GRANT_CLAIM | (res.pcpu + 1));
 	}
-	service_pending(b);
+	sched_bind_service_pending(b);
 	return (int)res.how;
 }
 
@@ -589,7 +347,7 @@ int sched_bind_vcpu_check(struct sched_bind_vcpu *v)
 
 	if (v->pcpu == SCHED_NONE)
 		return -EINVAL;
-	pc = pcpu_slot(b, v->pcpu);
+	pc = bind_pcpu(b, v->pcpu);
 	timer_sync(v);
 	kicked = __atomic_exchange_n(&pc->kicked, 0u, __ATOMIC_SEQ_CST);
 	now = sched_bind_now_ns();
@@ -608,7 +366,7 @@ int sched_bind_vcpu_check(struct sched_bind_vcpu *v)
 		}
 		r = sched_tick(&b->h, v->pcpu, now);
 	}
-	service_pending(b);
+	sched_bind_service_pending(b);
 	if (r == 1) {
 		r = schedule_and_hand_on(v, false, 0);
 		return r < 0 ? r : 0;
@@ -625,7 +383,7 @@ void sched_bind_vcpu_exit(struct sched_bind_vcpu *v)
 
 	__atomic_store_n(&b->local[v->id], NULL, __ATOMIC_RELEASE);
 	sched_entity_remove(&b->h, v->id, now);
-	__atomic_store_n(&vslot(b, v->id)->in_use, 0u, __ATOMIC_RELEASE);
+	__atomic_store_n(&bind_vcpu(b, v->id)->in_use, 0u, __ATOMIC_RELEASE);
 	if (p != SCHED_NONE) {
 		struct sched_switch sw;
 
@@ -634,58 +392,14 @@ void sched_bind_vcpu_exit(struct sched_bind_vcpu *v)
 		if (sched_schedule(&b->h, p, now, &sw))
 			sw.next = SCHED_NONE;
 		v->pcpu = SCHED_NONE;
-		pcpu_hand_on(b, p, sw.next);
+		sched_bind_hand_on(b, p, sw.next);
 	}
-	service_pending(b);
+	sched_bind_service_pending(b);
 	if (v->has_timer)
 		timer_delete(v->timer);
 	v->has_timer = false;
-	if (self_vcpu == v)
-		self_vcpu = NULL;
-}
-
-/* A dead member's threads held pCPUs or claims: take them back and decide. */
-static void member_dead(void *arg, pid_t pid)
-{
-	struct sched_bind *b = arg;
-
-	for (unsigned p = 0; p < b->shm->hdr->nr_pcpus; p++) {
-		struct sched_shm_pcpu *pc = pcpu_slot(b, p);
-		uint32_t r = __atomic_load_n(&pc->released, __ATOMIC_SEQ_CST);
-		bool dead;
-
-		if (r == SCHED_NONE)
-			continue;
-		if (r >= SCHED_SHM_CLAIM_BASE)
-			dead = b->shm->members[r - SCHED_SHM_CLAIM_BASE].pid == pid;
-		else
-			dead = vslot(b, r)->pid == pid;
-		if (dead && __atomic_compare_exchange_n(&pc->released, &r, SCHED_NONE, false,
-							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			__atomic_store_n(&pc->kicked, 1u, __ATOMIC_SEQ_CST);
-			to_service[p / 64] |= 1ull << (p % 64);
-			any_to_service = true;
-		}
-	}
-}
-
-int sched_bind_reap(struct sched_bind *b)
-{
-	int r = sched_shm_reap(b->shm, &b->h, sched_bind_now_ns(), member_dead, b);
-
-	service_pending(b);
-	return r;
-}
-
-void sched_bind_stop(struct sched_bind *b)
-{
-	__atomic_store_n(&b->stopping, true, __ATOMIC_SEQ_CST);
-	for (unsigned id = 0; id < b->shm->hdr->max_entities; id++) {
-		struct sched_bind_vcpu *v = __atomic_load_n(&b->local[id], __ATOMIC_ACQUIRE);
-
-		if (v)
-			futex(&vslot(b, id)->grant, FUTEX_WAKE, 1, NULL);
-	}
+	if (sched_bind_self == v)
+		sched_bind_self = NULL;
 }
 
 uint64_t sched_bind_vcpu_wait_ns(const struct sched_bind_vcpu *v)
