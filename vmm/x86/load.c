@@ -280,6 +280,29 @@ static int load_pvh(struct load_ctx *c, const uint8_t *img, size_t len,
 	return 0;
 }
 
+/*
+ * Multiboot loaders (GRUB's "multiboot FILE ARGS", QEMU's -kernel) pass the
+ * kernel's file name as the first word of the command line, and kernels
+ * rely on it (kvm-unit-tests takes it as argv[0]).
+ */
+static int put_mb_cmdline(struct load_ctx *c)
+{
+	size_t plen = strlen(c->cfg->kernel_path), len = strlen(c->cfg->cmdline);
+	uint8_t *dst = guest_mem_ptr(c->mem, X86_CMDLINE_GPA, X86_CMDLINE_MAX);
+
+	if (!dst || plen + 1 + len + 1 > X86_CMDLINE_MAX) {
+		snprintf(c->err, c->errlen, "kernel %s: file name and command line (%zu bytes) exceed the limit of %llu",
+			 c->cfg->kernel_path, plen + 1 + len, (unsigned long long)X86_CMDLINE_MAX - 1);
+		return -E2BIG;
+	}
+	memcpy(dst, c->cfg->kernel_path, plen);
+	dst[plen] = ' ';
+	memcpy(dst + plen + 1, c->cfg->cmdline, len + 1);
+	if (!len)
+		dst[plen] = '\0';
+	return 0;
+}
+
 static int load_multiboot(struct load_ctx *c, const uint8_t *img, size_t len,
 			  struct x86_boot_info *out)
 {
@@ -296,7 +319,7 @@ static int load_multiboot(struct load_ctx *c, const uint8_t *img, size_t len,
 		snprintf(c->err, c->errlen, "kernel %s: %s", path, why);
 		return ret;
 	}
-	ret = put_cmdline(c, X86_CMDLINE_MAX - 1);
+	ret = put_mb_cmdline(c);
 	if (ret)
 		return ret;
 	ret = load_initrd(c, (mb.load_end + 4095) & ~4095ULL,

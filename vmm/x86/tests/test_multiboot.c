@@ -242,7 +242,13 @@ static void test_load(void)
 	CHECK_EQ(g[AOUT_LOAD + AOUT_LEN], 0);
 	CHECK_EQ(g[AOUT_LOAD + 0x4fff], 0);
 	info = g + 0x7000;
-	CHECK(!strcmp((char *)g + rd(info + 16, 4), "x86/apic.flat -smp 2"));
+	/* the kernel's file name comes first, as GRUB and QEMU pass it */
+	{
+		char want[300];
+
+		snprintf(want, sizeof(want), "%s x86/apic.flat -smp 2", cfg.kernel_path);
+		CHECK(!strcmp((char *)g + rd(info + 16, 4), want));
+	}
 	CHECK_EQ(rd(info + 20, 4), 1);
 	CHECK(!memcmp(g + rd(g + rd(info + 24, 4), 4), env, sizeof(env) - 1));
 	CHECK_EQ(rd(g + rd(info + 24, 4) + 4, 4) - rd(g + rd(info + 24, 4), 4), sizeof(env) - 1);
@@ -263,6 +269,10 @@ static void test_load(void)
 	CHECK_EQ(boot.entry_eax, 0x2badb002);
 	CHECK_EQ(rd(g + 0x7000 + 20, 4), 0);
 	CHECK_EQ(g[0x102000], 0x5a);
+	/* no command line: just the file name */
+	cfg.cmdline = "";
+	CHECK_EQ(x86_load_kernel(&mem, &cfg, &boot, err, sizeof(err)), 0);
+	CHECK(!strcmp((char *)g + rd(g + 0x7000 + 16, 4), cfg.kernel_path));
 
 	/* the same ELF with its PVH note back: PVH wins, EAX 0 */
 	wr(img + ELF_XEN_NOTE + 8, 4, 18);
