@@ -182,8 +182,12 @@ int main(int argc, char **argv)
 	irq_set_handler(VEC_RTT_PONG, rtt_pong_handler);
 	irq_enable();
 
+	/* on_cpu_async's xAPIC ICR writes must not interleave with a ping
+	 * handler's pong (peers that started already ping us). */
+	irq_disable();
 	for (unsigned c = 1; c < ncpu; c++)
 		on_cpu_async(c, storm, NULL);
+	irq_enable();
 	storm(NULL);
 	{
 		uint64_t end = tsc_deadline_ms(STORM_TIMEOUT_MS);
