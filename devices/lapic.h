@@ -140,7 +140,7 @@ struct lapic {
 	uint64_t tsc_deadline;          /* IA32_TSC_DEADLINE as the guest sees it */
 
 	/* Events for the vCPU loop. */
-	bool nmi_pending;
+	uint8_t nmi_pending;            /* NMIs to inject, at most 2 (see lapic.c) */
 	bool init_pending;
 	bool wait_sipi;                 /* after reset/INIT: SIPI accepted */
 	bool sipi_pending;
@@ -254,7 +254,7 @@ void lapic_ack(struct lapic *l, int vector);
 int lapic_accept(struct lapic *l);
 
 bool lapic_has_nmi(struct lapic *l);
-bool lapic_take_nmi(struct lapic *l);     /* true once per pending NMI */
+bool lapic_take_nmi(struct lapic *l);     /* true once per pending NMI (up to 2) */
 
 /*
  * INIT / SIPI. An INIT resets the LAPIC registers (not ID, mode, base) at

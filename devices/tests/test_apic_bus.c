@@ -142,6 +142,25 @@ static void test_lowest_priority(void)
 	fx_destroy(f);
 }
 
+/* Two NMIs before the vCPU takes one are two (one handled, one latched:
+ * kvm-unit-tests apic "multiple nmi" lost one when they merged); a third
+ * merges. */
+static void test_nmi_latch(void)
+{
+	struct apic_fx *f = &F;
+
+	fx_init(f, 3, false, false);
+	xapic_ipi(f, 0, 1, 0x4400);
+	xapic_ipi(f, 2, 1, 0x4400);
+	xapic_ipi(f, 0, 1, 0x4400);
+	CHECK(lapic_take_nmi(&f->l[1]));
+	CHECK(lapic_has_nmi(&f->l[1]));
+	CHECK(lapic_take_nmi(&f->l[1]));
+	CHECK(!lapic_take_nmi(&f->l[1]));
+	CHECK(!lapic_has_nmi(&f->l[1]));
+	fx_destroy(f);
+}
+
 static void test_nmi_init_sipi(void)
 {
 	struct apic_fx *f = &F;
@@ -225,6 +244,7 @@ int main(void)
 	test_mixed_modes();
 	test_lowest_priority();
 	test_nmi_init_sipi();
+	test_nmi_latch();
 	test_refused();
 	return check_report("test_apic_bus");
 }
