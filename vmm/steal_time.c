@@ -97,18 +97,20 @@ void steal_time_update(struct steal_time *st, uint64_t now_ns, bool preempted,
 	st->fresh = false;
 	delay = read_run_delay(st);
 	/* The guest may have left any value in version: make it even first,
-	 * then odd while writing (readers retry), then even again. */
+	 * then odd while writing (readers retry), then even again. Each store
+	 * after the odd version is a release store, so a reader that sees a
+	 * new field value also sees the odd version before it, and one that
+	 * sees the final even version sees every field (release stores are
+	 * plain moves on x86; unlike a fence they are also what TSan models). */
 	version = __atomic_load_n(&a->version, __ATOMIC_RELAXED);
 	version += version & 1;
 	__atomic_store_n(&a->version, version + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (delay > 0 && (uint64_t)delay > st->last_delay_ns) {
 		__atomic_store_n(&a->steal, a->steal + ((uint64_t)delay - st->last_delay_ns),
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 		st->last_delay_ns = (uint64_t)delay;
 	}
 	__atomic_store_n(&a->preempted, preempted ? KVM_VCPU_PREEMPTED : 0,
-			 __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&a->version, version + 2, __ATOMIC_RELAXED);
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&a->version, version + 2, __ATOMIC_RELEASE);
 }
