@@ -57,10 +57,26 @@ int config_validate(const struct vm_config *cfg, const struct host_limits *limit
 		snprintf(err, errlen, "--initrd: empty path");
 		return -EINVAL;
 	}
-	if (cfg->sched == SCHED_MODE_EEVDF) {
-		snprintf(err, errlen, "--sched eevdf: not implemented yet "
-			 "(only --sched host works in this version)");
+	/* With KVM's in-kernel LAPIC a guest HLT never leaves KVM_RUN, so the
+	 * scheduler would never see a vCPU go idle or an interrupt wake it. */
+	if (cfg->sched == SCHED_MODE_EEVDF && cfg->irqchip == IRQCHIP_KERNEL) {
+		snprintf(err, errlen, "--sched eevdf needs --irqchip user (with KVM's "
+			 "in-kernel irqchip lagvisor never sees a vCPU halt)");
 		return -EINVAL;
+	}
+	if (cfg->sched == SCHED_MODE_HOST) {
+		const struct sched_options *o = &cfg->sched_opts;
+		const char *knob = o->host_cpus_set ? "--host-cpus" :
+				   o->weight ? "--weight" : o->nice_set ? "--nice" :
+				   o->slice_ns ? "--slice" : o->idle ? "--idle" :
+				   o->features ? "--sched-feature" :
+				   o->domain ? "--sched-domain" : o->trace_path ? "--trace" : NULL;
+
+		if (knob) {
+			snprintf(err, errlen, "%s: only with --sched eevdf (--sched host "
+				 "leaves vCPU threads to the host scheduler)", knob);
+			return -EINVAL;
+		}
 	}
 	if (cfg->nr_cpus == 0) {
 		snprintf(err, errlen, "--cpus 0: a VM needs at least one vCPU");

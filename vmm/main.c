@@ -14,6 +14,7 @@
 #include "vmm/cli.h"
 #include "vmm/config.h"
 #include "vmm/kvm.h"
+#include "vmm/stat.h"
 #include "vmm/vm.h"
 
 #define EXIT_RUNTIME 1
@@ -72,6 +73,8 @@ int main(int argc, char **argv)
 	char err[256] = "";
 	int r;
 
+	if (argc >= 2 && !strcmp(argv[1], "stat"))
+		return stat_main(argc - 2, argv + 2);
 	r = cli_parse(argc, argv, &cfg, err, sizeof(err));
 	switch (r) {
 	case CLI_HELP:

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/compiler.h"
@@ -322,6 +323,16 @@ static int vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+void vcpu_sched_kick(void *opaque)
+{
+	struct vcpu *v = opaque;
+	pid_t tid = __atomic_load_n(&v->irq.tid, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (tid)
+		syscall(SYS_tgkill, getpid(), tid, VCPU_KICK_SIGNAL);
+}
+
 static void vcpu_loop(struct vcpu *v)
 {
 	while (!vm_stopping(v->vm)) {
@@ -349,6 +360,8 @@ static void vcpu_loop(struct vcpu *v)
 				 * owns immediate_exit from here. */
 				__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
 				vcpu_eat_kick();
+				if (v->sched_on && sched_bind_vcpu_check(&v->sb) < 0)
+					return;
 				continue;
 			}
 			log_error("vCPU %u: KVM_RUN: %s", v->index, strerror(e));
@@ -356,6 +369,8 @@ static void vcpu_loop(struct vcpu *v)
 			return;
 		}
 		if (vcpu_handle_exit(v) == VCPU_STOP)
+			return;
+		if (v->sched_on && sched_bind_vcpu_check(&v->sb) < 0)
 			return;
 	}
 }
@@ -377,13 +392,26 @@ static void *vcpu_thread(void *arg)
 		r = x86_vcpu_init(vm->kvm.fd, v->fd, v->index, vm->nr_vcpus, &vm->boot);
 		if (!r && v->user_irqchip)
 			r = vcpu_irq_thread_init(v);
+		if (!r && v->sched_on)
+			r = sched_bind_vcpu_thread_init(&v->sb);
 		if (r)
 			log_error("vCPU %u: setup failed: %s", v->index, strerror(-r));
 	}
 	/* Every vCPU is set up before any runs: the boot vCPU's INIT/SIPI
 	 * to an AP that does not exist yet would be lost. */
-	if (vm_vcpu_ready(vm, r == 0))
-		vcpu_loop(v);
+	if (vm_vcpu_ready(vm, r == 0)) {
+		if (!v->sched_on) {
+			vcpu_loop(v);
+		} else {
+			/* the boot vCPU starts runnable; APs wait for INIT/SIPI */
+			if (v->index == 0)
+				sched_bind_vcpu_wake(&vm->sched.bind, &v->sb, NULL);
+			if (sched_bind_vcpu_wait(&v->sb) == 0)
+				vcpu_loop(v);
+		}
+	}
+	if (v->sched_on)
+		sched_bind_vcpu_exit(&v->sb);
 	return NULL;
 }
 

@@ -18,6 +18,8 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "vmm/sched_bind.h"
 #include <sys/types.h>
 
 #include "vmm/vcpu_irq.h"
@@ -42,7 +44,12 @@ struct vcpu {
 	bool joined;
 	bool user_irqchip;         /* --irqchip user: `irq` is in use */
 	struct vcpu_irq irq;
+	bool sched_on;             /* --sched eevdf: sb is in use */
+	struct sched_bind_vcpu sb;
 };
+
+/* sched_bind's kick: immediate_exit + the kick signal. */
+void vcpu_sched_kick(void *opaque);
 
 /* KVM_CREATE_VCPU(index) and map its kvm_run. 0 or -errno (message). */
 int vcpu_create(struct vcpu *v, struct vm *vm, unsigned index,

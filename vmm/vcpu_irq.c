@@ -130,6 +130,12 @@ void vcpu_irq_notify(struct vcpu *v)
 	__atomic_add_fetch(&q->gen, 1, __ATOMIC_SEQ_CST);
 	if (v == vcpu_self)
 		return;         /* it looks again before it enters */
+	if (v->sched_on && __atomic_load_n(&q->mode, __ATOMIC_SEQ_CST) != VCPU_IN_RUN) {
+		/* halted (blocked in the scheduler) or between exits: the
+		 * wake is remembered by its token either way */
+		sched_bind_vcpu_wake(&v->vm->sched.bind, &v->sb, NULL);
+		return;
+	}
 	switch (__atomic_load_n(&q->mode, __ATOMIC_SEQ_CST)) {
 	case VCPU_IN_RUN:
 		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
@@ -190,10 +196,42 @@ static bool has_wake_event(struct lapic *l, enum wake_on on)
 	return r;
 }
 
+/* --sched eevdf: the same, as a block in the scheduler (dequeue with lag,
+ * hand the pCPU on) with the LAPIC deadline as the wait's end. */
+static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on)
+{
+	struct vcpu_irq *q = &v->irq;
+
+	for (;;) {
+		/* token first, then the look: a notify in between is seen */
+		uint32_t tok = sched_bind_vcpu_prepare_block(&v->sb);
+		uint64_t dl;
+
+		set_mode(v, VCPU_OUTSIDE);
+		if (vm_stopping(v->vm))
+			return false;
+		/* vm_pause counts this vCPU only once it parks; the pause's
+		 * kick woke it from the block. (It parks holding its pCPU, as
+		 * a running vCPU does: see vm_vcpu_park.) */
+		if (vm_pause_requested(v->vm)) {
+			vm_vcpu_park(v->vm);
+			continue;
+		}
+		dl = run_timer(v, irqchip_now_ns());
+		if (has_wake_event(&q->lapic, on))
+			return true;
+		if (sched_bind_vcpu_block(&v->sb, tok, dl) < 0)
+			return false;
+	}
+}
+
 /* Sleep (no CPU) until `on` happens or the VM stops (false). */
 static bool vcpu_sleep(struct vcpu *v, enum wake_on on)
 {
 	struct vcpu_irq *q = &v->irq;
+
+	if (v->sched_on)
+		return vcpu_sleep_sched(v, on);
 
 	for (;;) {
 		uint32_t gen;
@@ -203,6 +241,13 @@ static bool vcpu_sleep(struct vcpu *v, enum wake_on on)
 		gen = __atomic_load_n(&q->gen, __ATOMIC_SEQ_CST);
 		if (vm_stopping(v->vm))
 			break;
+		/* A halted vCPU is paused too: vm_pause waits until every vCPU
+		 * parks, and its kick bumped gen to get us here. */
+		if (vm_pause_requested(v->vm)) {
+			set_mode(v, VCPU_OUTSIDE);
+			vm_vcpu_park(v->vm);
+			continue;
+		}
 		dl = run_timer(v, irqchip_now_ns());
 		if (has_wake_event(&q->lapic, on)) {
 			set_mode(v, VCPU_OUTSIDE);
@@ -282,7 +327,9 @@ int vcpu_irq_before_run(struct vcpu *v)
 	}
 	now = irqchip_now_ns();
 	dl = run_timer(v, now);
-	if (lapic_take_nmi(l)) {
+	/* Up to two NMIs can be pending (one to handle, one latched): hand
+	 * both to KVM, which keeps the same two. */
+	while (lapic_take_nmi(l)) {
 		if (ioctl(v->fd, KVM_NMI) < 0)
 			log_once(LOG_WARN, "vCPU %u: KVM_NMI: %s", v->index, strerror(errno));
 		else

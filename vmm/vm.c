@@ -138,6 +138,22 @@ int vm_create(struct vm *vm, char *err, size_t errlen)
 			return r;
 		vm->nr_vcpus++;
 	}
+	if (cfg->sched == SCHED_MODE_EEVDF) {
+		r = sched_host_open(&vm->sched, &cfg->sched_opts, cfg->nr_cpus, VCPU_KICK_SIGNAL,
+				    err, errlen);
+		if (r)
+			return r;
+		vm->sched_on = true;
+		for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+			r = sched_host_vcpu_add(&vm->sched, &vm->vcpus[i].sb, i, vcpu_sched_kick,
+						&vm->vcpus[i]);
+			if (r) {
+				snprintf(err, errlen, "scheduler: vCPU %u: %s", i, strerror(-r));
+				return r;
+			}
+			vm->vcpus[i].sched_on = true;
+		}
+	}
 	return 0;
 }
 
@@ -146,6 +162,8 @@ static void vm_stop_locked(struct vm *vm, int exit_code)
 	if (!vm->stopping) {
 		vm->exit_code = exit_code;
 		__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
+		if (vm->sched_on)
+			sched_bind_stop(&vm->sched.bind);
 	}
 	pthread_cond_broadcast(&vm->cond);
 }
@@ -355,6 +373,9 @@ void vm_destroy(struct vm *vm)
 	console_restore(&vm->console);
 	if (vm->leaked)
 		return;         /* a thread may still use everything below */
+	if (vm->sched_on)
+		sched_host_close(&vm->sched);
+	vm->sched_on = false;
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
 	free(vm->vcpus);

@@ -25,11 +25,14 @@
 #include "vmm/iothread.h"
 #include "vmm/kvm.h"
 #include "vmm/vm_devices.h"
+#include "vmm/sched_host.h"
 #include "vmm/x86/arch.h"
 
 struct vcpu;
 
 struct vm {
+	bool sched_on;
+	struct sched_host sched;
 	const struct vm_config *cfg;
 	struct kvm kvm;                /* fd -1 until kvm_open */
 	int fd;                        /* VM fd, -1 before vm_create */

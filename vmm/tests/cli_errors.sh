@@ -70,7 +70,8 @@ expect 2 "--memory '12Q': not a size" run --kernel "$k" --memory 12Q
 expect 2 "--memory '0'" run --kernel "$k" --memory 0
 expect 2 "--memory '99999999999G'" run --kernel "$k" --memory 99999999999G
 expect 2 "more than this host's memory" run --kernel "$k" --memory 16000G
-expect 2 "--sched eevdf: not implemented yet" run --kernel "$k" --sched eevdf
+expect 2 "--sched eevdf needs --irqchip user" run --kernel "$k" --sched eevdf --irqchip kernel
+expect 2 "--idle: only with --sched eevdf" run --kernel "$k" --idle
 expect 2 "--sched 'cfs': unknown scheduler" run --kernel "$k" --sched cfs
 expect 2 "--serial 'tcp'" run --kernel "$k" --serial tcp
 expect 2 "--strict-io takes no value" run --kernel "$k" --strict-io=1

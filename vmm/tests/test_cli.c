@@ -203,8 +203,18 @@ static void test_validate(void)
 	CHECK_MSG(err, "--initrd: empty path");
 
 	CHECK(parse("run", "--kernel", "k", "--sched", "eevdf", NULL) == CLI_RUN);
+	CHECK(cfg.irqchip == IRQCHIP_USER);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == 0);
+	CHECK(parse("run", "--kernel", "k", "--sched", "eevdf", "--irqchip", "kernel",
+		    NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
-	CHECK_MSG(err, "--sched eevdf: not implemented yet");
+	CHECK_MSG(err, "--sched eevdf needs --irqchip user");
+	CHECK(parse("run", "--kernel", "k", "--weight", "2048", NULL) == CLI_RUN);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
+	CHECK_MSG(err, "--weight: only with --sched eevdf");
+	CHECK(parse("run", "--kernel", "k", "--sched", "eevdf", "--weight", "2048",
+		    NULL) == CLI_RUN);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == 0);
 
 	CHECK(parse("run", "--kernel", "k", "--cpus", "0", NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
