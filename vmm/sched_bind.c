@@ -118,11 +118,10 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
  * shared domain parked threads also wake every reap period to look for
  * dead members. Returns 1 granted, 0 deadline passed.
  */
-static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns)
+static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns, bool parked_told)
 {
 	struct sched_bind *b = v->b;
 	struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
-	bool parked_told = false;
 
 	v->pcpu = SCHED_NONE;
 	timer_set(v, 0);
@@ -206,10 +205,15 @@ static int schedule_and_hand_on(struct sched_bind_vcpu *v, bool blocked, uint64_
 	run_end(v, now);
 	if (!blocked)                          /* preempted: still runnable */
 		__atomic_store_n(&bind_vcpu(b, v->id)->runnable_since_ns, now, __ATOMIC_RELAXED);
+	/* Tell before the hand-on, not in park: the next thread may share
+	 * this host CPU and run at once, and a guest reading this vCPU's
+	 * `preempted` from there must already see it. */
+	if (v->parked)
+		v->parked(v->opaque, !blocked);
 	v->pcpu = SCHED_NONE;
 	sched_bind_hand_on(b, p, sw.next);
 	sched_bind_service_pending(b);
-	return park(v, deadline_ns);
+	return park(v, deadline_ns, v->parked != NULL);
 }
 
 int sched_bind_vcpu_add(struct sched_bind *b, struct sched_bind_vcpu *v,
@@ -258,7 +262,7 @@ int sched_bind_vcpu_thread_init(struct sched_bind_vcpu *v)
 
 int sched_bind_vcpu_wait(struct sched_bind_vcpu *v)
 {
-	int r = park(v, 0);
+	int r = park(v, 0, false);
 
 	return r < 0 ? r : 0;
 }
@@ -297,7 +301,7 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 	/* The deadline passed while blocked: that is this vCPU's timer
 	 * interrupt, which wakes it. */
 	sched_bind_vcpu_wake(b, v, v);
-	r = park(v, 0);
+	r = park(v, 0, false);
 	return r < 0 ? r : SCHED_BIND_TIMED_OUT;
 }
 

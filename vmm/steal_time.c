@@ -91,11 +91,18 @@ void steal_time_update(struct steal_time *st, uint64_t now_ns, bool preempted,
 	uint32_t version;
 	int64_t delay;
 
-	if (!a || (!force && !st->fresh && now_ns - st->last_update_ns < STEAL_TIME_PERIOD_NS))
+	if (!a || (!force && !st->fresh && preempted == st->preempted &&
+		   now_ns - st->last_update_ns < STEAL_TIME_PERIOD_NS))
 		return;
 	st->last_update_ns = now_ns;
 	st->fresh = false;
+	st->preempted = preempted;
 	delay = read_run_delay(st);
+	if (st->queued_ns) {
+		uint64_t q = st->queued_ns(st->queued_arg);
+
+		delay = (delay > 0 ? delay : 0) + (int64_t)q;
+	}
 	/* The guest may have left any value in version: make it even first,
 	 * then odd while writing (readers retry), then even again. Each store
 	 * after the odd version is a release store, so a reader that sees a

@@ -26,6 +26,12 @@ struct steal_time {
 	uint64_t last_delay_ns;   /* run delay already added to `steal` */
 	uint64_t last_update_ns;
 	bool fresh;               /* enabled since the last update */
+	bool preempted;           /* the value last published */
+	/* --sched eevdf: time runnable in lagvisor's queues (the thread
+	 * sleeps on a futex then, which the host's run delay does not see);
+	 * NULL: none. */
+	uint64_t (*queued_ns)(const void *arg);
+	const void *queued_arg;
 };
 
 /* Call from the vCPU thread (it opens that thread's schedstat). */
@@ -42,8 +48,10 @@ int steal_time_msr_write(struct steal_time *st, const struct guest_mem *mem,
 			 uint64_t val);
 uint64_t steal_time_msr_read(const struct steal_time *st);
 
-/* Add the run delay since the last update (at most every
- * STEAL_TIME_PERIOD_NS unless `force`) and publish `preempted`. */
+/* Add the run delay (host run queue + lagvisor's queues) since the last
+ * update (at most every STEAL_TIME_PERIOD_NS unless `force` or `preempted`
+ * changes: the guest must see it clear as soon as the vCPU runs again)
+ * and publish `preempted`. */
 void steal_time_update(struct steal_time *st, uint64_t now_ns, bool preempted,
 		       bool force);
 

@@ -323,6 +323,21 @@ static int vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+/* sched_bind's parked hook, on the vCPU's own thread: publish `preempted`
+ * (still runnable: 1; halted: 0) before the thread sleeps, so a guest
+ * reading it from another vCPU sees it for the whole wait. */
+static void vcpu_sched_parked(void *opaque, bool preempted)
+{
+	struct vcpu *v = opaque;
+
+	steal_time_update(&v->irq.steal, irqchip_now_ns(), preempted, true);
+}
+
+static uint64_t vcpu_sched_queued_ns(const void *arg)
+{
+	return sched_bind_vcpu_wait_ns(arg);
+}
+
 void vcpu_sched_kick(void *opaque)
 {
 	struct vcpu *v = opaque;
@@ -392,8 +407,12 @@ static void *vcpu_thread(void *arg)
 		r = x86_vcpu_init(vm->kvm.fd, v->fd, v->index, vm->nr_vcpus, &vm->boot);
 		if (!r && v->user_irqchip)
 			r = vcpu_irq_thread_init(v);
-		if (!r && v->sched_on)
+		if (!r && v->sched_on) {
 			r = sched_bind_vcpu_thread_init(&v->sb);
+			v->irq.steal.queued_ns = vcpu_sched_queued_ns;
+			v->irq.steal.queued_arg = &v->sb;
+			v->sb.parked = vcpu_sched_parked;
+		}
 		if (r)
 			log_error("vCPU %u: setup failed: %s", v->index, strerror(-r));
 	}

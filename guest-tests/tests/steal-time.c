@@ -5,8 +5,18 @@
  * (HLTs on a LAPIC one-shot here), is even whenever read consistently,
  * `steal` never goes backwards and `preempted` reads 0 while the vCPU runs.
  * Steal itself may stay 0 on an idle host; its value is printed.
+ *
+ * steal.contend_ms=N (needs 2 vCPUs, meant for both on one host CPU:
+ * lagvisor --sched eevdf --host-cpus 0): vCPU 1 registers its own area
+ * and spins for N ms while vCPU 0 spins too, sampling vCPU 1's area. Each
+ * sample is taken while vCPU 0 runs, so vCPU 1 (runnable, never halting)
+ * is waiting then: `preempted` must read 1 in (nearly) every sample, and
+ * vCPU 1's `steal` must grow by a good part of the N ms (two equal vCPUs
+ * on one CPU: each waits about half the time). Then vCPU 1 halts: its
+ * `preempted` must read 0 (halted is not preempted).
  */
 #include "guest.h"
+#include "options.h"
 
 #define MSR_KVM_STEAL_TIME  0x4b564d03
 #define KVM_FEATURE_STEAL_TIME 5
@@ -24,6 +34,12 @@ struct kvm_steal_time {
 };
 
 static volatile struct kvm_steal_time st __attribute__((aligned(64)));
+static volatile struct kvm_steal_time st1 __attribute__((aligned(64)));
+static volatile uint32_t peer_state;   /* 1 registered and spinning, 2 done */
+static uint64_t contend_ms;
+static const struct guest_opt opts[] = {
+	{ "contend_ms", &contend_ms, 0, 60000, "2 vCPUs contend for N ms (0: off)" },
+};
 
 static void timer_handler(struct trap_frame *f)
 {
@@ -31,18 +47,78 @@ static void timer_handler(struct trap_frame *f)
 }
 
 /* One consistent read: retry while the VMM is in the middle of an update. */
-static void snapshot(uint32_t *version, uint64_t *steal, uint8_t *preempted)
+static void snapshot_of(volatile struct kvm_steal_time *a, uint32_t *version,
+			uint64_t *steal, uint8_t *preempted)
 {
 	uint32_t v;
 
 	do {
-		v = st.version;
+		v = a->version;
 		barrier();
-		*steal = st.steal;
-		*preempted = st.preempted;
+		*steal = a->steal;
+		*preempted = a->preempted;
 		barrier();
-	} while ((v & 1) || v != st.version);
+	} while ((v & 1) || v != a->version);
 	*version = v;
+}
+
+static void snapshot(uint32_t *version, uint64_t *steal, uint8_t *preempted)
+{
+	snapshot_of(&st, version, steal, preempted);
+}
+
+static void peer_spin(void *arg)
+{
+	uint64_t end = tsc_deadline_ms(contend_ms);
+
+	(void)arg;
+	wrmsr(MSR_KVM_STEAL_TIME, (uint64_t)(uintptr_t)&st1 | 1);
+	atomic_set(&peer_state, 1);
+	while ((int64_t)(rdtsc() - end) < 0)
+		cpu_relax();
+	atomic_set(&peer_state, 2);
+}
+
+static void contend(void)
+{
+	uint32_t v;
+	uint64_t s0, s1, samples = 0, pre1 = 0, ms;
+	uint8_t pre;
+	uint64_t t0, wait_end;
+
+	if (!report(smp_init(10000) >= 2, "2 vCPUs online for steal.contend_ms"))
+		return;
+	on_cpu_async(1, peer_spin, NULL);
+	wait_end = tsc_deadline_ms(10000);
+	while (atomic_read(&peer_state) == 0 && (int64_t)(rdtsc() - wait_end) < 0)
+		cpu_relax();
+	snapshot_of(&st1, &v, &s0, &pre);
+	s1 = s0;
+	t0 = rdtsc();
+	while (atomic_read(&peer_state) == 1) {
+		/* one sample per ~spin: vCPU 0 is running whenever it reads */
+		for (unsigned i = 0; i < 2000; i++)
+			cpu_relax();
+		snapshot_of(&st1, &v, &s1, &pre);
+		samples++;
+		pre1 += pre != 0;
+	}
+	ms = (rdtsc() - t0) / (tsc_hz_measured(NULL) / 1000);
+	on_cpu_wait(1);
+	report_info("vCPU 1 over %lu ms: steal +%lu ns, preempted in %lu of %lu samples",
+		    ms, s1 - s0, pre1, samples);
+	report(samples >= 10 && pre1 * 10 >= samples * 9,
+	       "a spinning peer reads preempted=1 while this vCPU runs (%lu/%lu)",
+	       pre1, samples);
+	report(s1 - s0 >= ms * 1000000 / 5,
+	       "the peer's steal grew by >= 20%% of the %lu ms it contended (%lu ns)",
+	       ms, s1 - s0);
+	/* vCPU 1 is back in its idle HLT: blocked, not preempted */
+	wait_end = tsc_deadline_ms(200);
+	while ((int64_t)(rdtsc() - wait_end) < 0)
+		cpu_relax();
+	snapshot_of(&st1, &v, &s1, &pre);
+	report(pre == 0, "a halted peer reads preempted=0");
 }
 
 int main(int argc, char **argv)
@@ -52,6 +128,8 @@ int main(int argc, char **argv)
 	uint8_t pre, pre_seen = 0;
 
 	(void)argc, (void)argv;
+	if (guest_opts_parse("steal", opts, sizeof(opts) / sizeof(opts[0])))
+		return report_summary();
 	if (cpuid(0x40000000).a < 0x40000001 ||
 	    !(cpuid(0x40000001).a & (1u << KVM_FEATURE_STEAL_TIME))) {
 		report_skip("no KVM steal time in CPUID 0x40000001");
@@ -82,5 +160,7 @@ int main(int argc, char **argv)
 	report(backwards == 0, "steal never went backwards (now %lu ns)", s);
 	report(pre_seen == 0, "preempted reads 0 while running");
 	wrmsr(MSR_KVM_STEAL_TIME, 0);
+	if (contend_ms)
+		contend();
 	return report_summary();
 }
