@@ -177,6 +177,7 @@ static int apply_option(const struct cli_option *o, const char *v,
 		break;
 	case OPT_SCHED:
 		/* Each scheduler has its irqchip, unless --irqchip says. */
+		cfg->sched_set = true;
 		if (!strcmp(v, "host")) {
 			cfg->sched = SCHED_MODE_HOST;
 			if (!cfg->irqchip_set)
@@ -207,6 +208,10 @@ static int apply_option(const struct cli_option *o, const char *v,
 	case OPT_IRQCHIP:
 		if (!strcmp(v, "kernel")) {
 			cfg->irqchip = IRQCHIP_KERNEL;
+			/* KVM's irqchip hides HLT: the default scheduler
+			 * cannot run with it, the host's can. */
+			if (!cfg->sched_set)
+				cfg->sched = SCHED_MODE_HOST;
 		} else if (!strcmp(v, "user")) {
 			cfg->irqchip = IRQCHIP_USER;
 		} else {
@@ -359,9 +364,9 @@ void cli_usage_run(FILE *f)
 	      "  --cmdline STR        kernel command line (default: empty)\n"
 	      "  --cpus N             number of vCPUs (default 1)\n"
 	      "  --memory SIZE        guest RAM, bytes or with K/M/G (default 256M)\n"
-	      "  --sched host|eevdf   vCPU scheduling: host = the host kernel's\n"
-	      "                       scheduler with KVM's in-kernel irqchip;\n"
-	      "                       eevdf = lagvisor's own (userspace irqchip)\n"
+	      "  --sched eevdf|host   vCPU scheduling: eevdf (default) = lagvisor's\n"
+	      "                       own, with the userspace irqchip; host = the\n"
+	      "                       host kernel's, with KVM's in-kernel irqchip\n"
 	      "  --host-cpus LIST     host CPUs of the scheduling domain, e.g. 0-3\n"
 	      "                       (default: the CPUs this process may use)\n"
 	      "  --weight W           vCPU weight 1..1048576 (nice 0 = 1024)\n"

@@ -14,8 +14,10 @@ void config_init(struct vm_config *cfg)
 	cfg->cmdline = "";
 	cfg->nr_cpus = VM_DEFAULT_CPUS;
 	cfg->mem_bytes = VM_DEFAULT_MEM_BYTES;
-	cfg->sched = SCHED_MODE_HOST;
-	cfg->irqchip = IRQCHIP_KERNEL;
+	/* lagvisor's scheduler is the point of lagvisor; it needs the
+	 * userspace irqchip (see config_validate). */
+	cfg->sched = SCHED_MODE_EEVDF;
+	cfg->irqchip = IRQCHIP_USER;
 	cfg->serial = SERIAL_STDIO;
 	cfg->serial_out_fd = cfg->serial_in_fd = -1;
 }

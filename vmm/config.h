@@ -25,6 +25,7 @@ struct vm_config {
 	enum sched_mode sched;
 	enum irqchip_mode irqchip;
 	bool irqchip_set;            /* --irqchip given: --sched keeps it */
+	bool sched_set;              /* --sched given: --irqchip kernel keeps it */
 	enum serial_mode serial;
 	const char *serial_path;     /* SERIAL_FILE only */
 	int serial_out_fd;           /* SERIAL_FD only: output fd (not closed; */

@@ -2,7 +2,8 @@
 # Boot the Linux guest image (scripts/mkguest) with 2 vCPUs and check what
 # its serial console shows.
 #
-#   boot-test.sh lagvisor vmlinux|bzimage LAGVISOR MKGUEST   (suite 'guest')
+#   boot-test.sh lagvisor vmlinux|bzimage LAGVISOR MKGUEST [ARGS...]  (suite 'guest')
+#     ARGS: more lagvisor run options (e.g. --sched eevdf)
 #   boot-test.sh qemu     vmlinux|bzimage -        MKGUEST   (suite 'guest-qemu')
 #
 # Under lagvisor the expectation depends on the host, and the test says which
@@ -33,6 +34,7 @@
 set -uo pipefail
 
 vmm=${1:-}; form=${2:-}; lagvisor=${3:-}; mkguest=${4:-}
+extra=("${@:5}")
 case "$vmm/$form" in
 lagvisor/vmlinux|lagvisor/bzimage|qemu/vmlinux|qemu/bzimage) ;;
 *) echo "usage: boot-test.sh lagvisor|qemu vmlinux|bzimage LAGVISOR MKGUEST" >&2; exit 2 ;;
@@ -115,7 +117,7 @@ grep -E '^mkguest: (kernel .*: (cached|fetching)|initramfs:|done in)' "$work/mkg
 log="$work/console.log"
 if [ "$vmm" = lagvisor ]; then
 	cmd=("$lagvisor" run --kernel "$kernel" --initrd "$INITRD" --cmdline "$cmdline"
-	     --cpus 2 --memory 512M --serial stdio)
+	     --cpus 2 --memory 512M --serial stdio "${extra[@]}")
 else
 	cmd=(qemu-system-x86_64 -accel tcg -kernel "$kernel" -initrd "$INITRD"
 	     -append "$cmdline" -smp 2 -m 512 -nographic -no-reboot)

@@ -271,6 +271,7 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 		v = o.o[i].value;
 		if (!strcmp(k, "sched") && (!strcmp(v, "host") || !strcmp(v, "eevdf"))) {
 			l->cfg.sched = strcmp(v, "host") ? SCHED_MODE_EEVDF : SCHED_MODE_HOST;
+			l->cfg.irqchip = strcmp(v, "host") ? IRQCHIP_USER : IRQCHIP_KERNEL;
 		} else if (!strcmp(k, "irqchip") &&
 			   (!strcmp(v, "kernel") || !strcmp(v, "user"))) {
 			l->cfg.irqchip = strcmp(v, "kernel") ? IRQCHIP_USER : IRQCHIP_KERNEL;
@@ -379,6 +380,11 @@ static void launch_init(struct qemu_launch *l)
 {
 	memset(l, 0, sizeof(*l));
 	config_init(&l->cfg);
+	/* The front keeps the host scheduler until a libvirt domain has run
+	 * under --sched eevdf (libvirt-kvm has only run without KVM so far);
+	 * -lagvisor sched=eevdf selects it. */
+	l->cfg.sched = SCHED_MODE_HOST;
+	l->cfg.irqchip = IRQCHIP_KERNEL;
 	/* The QEMU front wires the console itself (pty, file, socket). */
 	l->cfg.serial = SERIAL_NONE;
 }

@@ -71,7 +71,7 @@ expect 2 "--memory '0'" run --kernel "$k" --memory 0
 expect 2 "--memory '99999999999G'" run --kernel "$k" --memory 99999999999G
 expect 2 "more than this host's memory" run --kernel "$k" --memory 16000G
 expect 2 "--sched eevdf needs --irqchip user" run --kernel "$k" --sched eevdf --irqchip kernel
-expect 2 "--idle: only with --sched eevdf" run --kernel "$k" --idle
+expect 2 "--idle: only with --sched eevdf" run --kernel "$k" --idle --sched host
 expect 2 "--sched 'cfs': unknown scheduler" run --kernel "$k" --sched cfs
 expect 2 "--serial 'tcp'" run --kernel "$k" --serial tcp
 expect 2 "--strict-io takes no value" run --kernel "$k" --strict-io=1

@@ -105,8 +105,8 @@ static void test_run_defaults(void)
 	CHECK(cfg.cmdline && !strcmp(cfg.cmdline, ""));
 	CHECK(cfg.nr_cpus == 1);
 	CHECK(cfg.mem_bytes == 256ull << 20);
-	CHECK(cfg.sched == SCHED_MODE_HOST);
-	CHECK(cfg.irqchip == IRQCHIP_KERNEL);
+	CHECK(cfg.sched == SCHED_MODE_EEVDF);
+	CHECK(cfg.irqchip == IRQCHIP_USER);
 	CHECK(cfg.serial == SERIAL_STDIO);
 	CHECK(!cfg.strict_io);
 	CHECK(cfg.verbose == 0);
@@ -209,7 +209,17 @@ static void test_validate(void)
 		    NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
 	CHECK_MSG(err, "--sched eevdf needs --irqchip user");
-	CHECK(parse("run", "--kernel", "k", "--weight", "2048", NULL) == CLI_RUN);
+	/* --irqchip kernel alone means the host scheduler, in either order */
+	CHECK(parse("run", "--kernel", "k", "--irqchip", "kernel", NULL) == CLI_RUN);
+	CHECK(cfg.sched == SCHED_MODE_HOST && cfg.irqchip == IRQCHIP_KERNEL);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == 0);
+	CHECK(parse("run", "--kernel", "k", "--irqchip", "user", "--sched", "host",
+		    NULL) == CLI_RUN);
+	CHECK(cfg.sched == SCHED_MODE_HOST && cfg.irqchip == IRQCHIP_USER);
+	CHECK(parse("run", "--kernel", "k", "--sched", "host", NULL) == CLI_RUN);
+	CHECK(cfg.irqchip == IRQCHIP_KERNEL);
+	CHECK(parse("run", "--kernel", "k", "--weight", "2048", "--sched", "host",
+		    NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
 	CHECK_MSG(err, "--weight: only with --sched eevdf");
 	CHECK(parse("run", "--kernel", "k", "--sched", "eevdf", "--weight", "2048",

@@ -89,7 +89,7 @@ static void test_cli(void)
 	CHECK(parse(NULL) == CLI_RUN);
 	CHECK(!o->host_cpus_set && !o->weight && !o->nice_set && !o->slice_ns &&
 	      !o->idle && !o->features && !o->domain && !o->trace_path);
-	CHECK(cfg.sched == SCHED_MODE_HOST);
+	CHECK(cfg.sched == SCHED_MODE_EEVDF);
 
 	CHECK(parse("--sched", "eevdf", "--host-cpus", "0-1", "--weight", "2048",
 		    "--slice=750us", "--sched-feature", "NO_PLACE_LAG,NO_RUN_TO_PARITY",
