@@ -196,6 +196,54 @@ static bool has_wake_event(struct lapic *l, enum wake_on on)
 	return r;
 }
 
+static bool vcpu_has_unmaskable(struct vcpu *v)
+{
+	return has_wake_event(&v->irq.lapic, WAKE_UNMASKABLE);
+}
+
+/*
+ * A vCPU in HLT with IF = 0, or waiting for its SIPI, moves again only for
+ * an NMI, INIT or SIPI, which only another vCPU sends (or an IOAPIC pin in
+ * NMI mode, which nothing here uses). When every vCPU is there and none is
+ * pending, the guest has stopped itself for good: that is how Linux powers
+ * off (and halts) without ACPI, every CPU ending in cli; hlt. End the VM
+ * as a power-off, as the user asked for, instead of idling forever.
+ */
+static void stuck_enter(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	if (__atomic_add_fetch(&vm->nr_stuck, 1, __ATOMIC_SEQ_CST) != vm->nr_vcpus)
+		return;
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		if (vcpu_has_unmaskable(&vm->vcpus[i]))
+			return;
+	log_info("every vCPU halted with interrupts off: the guest stopped itself "
+		 "(a power-off without ACPI); ending the VM");
+	vm_stop(vm, 0);
+}
+
+static void stuck_leave(struct vcpu *v)
+{
+	__atomic_sub_fetch(&v->vm->nr_stuck, 1, __ATOMIC_SEQ_CST);
+}
+
+static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on);
+static bool vcpu_sleep_any(struct vcpu *v, enum wake_on on);
+
+/* Sleep (no CPU) until `on` happens or the VM stops (false). */
+static bool vcpu_sleep(struct vcpu *v, enum wake_on on)
+{
+	bool r;
+
+	if (on == WAKE_ANY)
+		return v->sched_on ? vcpu_sleep_sched(v, on) : vcpu_sleep_any(v, on);
+	stuck_enter(v);
+	r = v->sched_on ? vcpu_sleep_sched(v, on) : vcpu_sleep_any(v, on);
+	stuck_leave(v);
+	return r;
+}
+
 /* --sched eevdf: the same, as a block in the scheduler (dequeue with lag,
  * hand the pCPU on) with the LAPIC deadline as the wait's end. */
 static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on)
@@ -225,13 +273,10 @@ static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on)
 	}
 }
 
-/* Sleep (no CPU) until `on` happens or the VM stops (false). */
-static bool vcpu_sleep(struct vcpu *v, enum wake_on on)
+/* vcpu_sleep without a scheduler: a futex wait on the notify generation. */
+static bool vcpu_sleep_any(struct vcpu *v, enum wake_on on)
 {
 	struct vcpu_irq *q = &v->irq;
-
-	if (v->sched_on)
-		return vcpu_sleep_sched(v, on);
 
 	for (;;) {
 		uint32_t gen;

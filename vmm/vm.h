@@ -45,6 +45,8 @@ struct vm {
 	struct console console;
 	struct iothread iothread;
 	unsigned nr_vcpus;             /* vCPUs created (fd + kvm_run mapped) */
+	uint32_t nr_stuck;             /* --irqchip user: vCPUs only NMI/INIT/SIPI can
+	                                * move (HLT with IF=0, wait for SIPI) */
 	struct vcpu *vcpus;            /* cfg->nr_cpus entries */
 	bool leaked;                   /* a vCPU thread never stopped */
 
