@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "devices/lapic_internal.h"
-#include "dev_check.h"
+#include "common/test_check.h"
 
 #define APIC_FX_MAX 32
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "devices/bus.h"
-#include "dev_check.h"
+#include "common/test_check.h"
 
 /* A device that records its last access; reads return its id in byte 0
  * and the offset in byte 1. */

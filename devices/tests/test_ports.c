@@ -6,7 +6,7 @@
 #include "devices/debug_exit.h"
 #include "devices/pci_none.h"
 #include "devices/reset.h"
-#include "dev_check.h"
+#include "common/test_check.h"
 
 struct exit_rec {
 	int calls;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "devices/qemu_testdev.h"
-#include "dev_check.h"
+#include "common/test_check.h"
 
 struct irq_rec {
 	int calls;

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "devices/rtc.h"
-#include "dev_check.h"
+#include "common/test_check.h"
 
 enum { SEC = 0, MIN = 2, HOUR = 4, WDAY = 6, MDAY = 7, MON = 8, YEAR = 9,
        REG_A = 0x0a, REG_B = 0x0b, REG_C = 0x0c, REG_D = 0x0d,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "devices/uart.h"
-#include "dev_check.h"
+#include "common/test_check.h"
 
 enum { RBR = 0, THR = 0, DLL = 0, IER = 1, DLM = 1, IIR = 2, FCR = 2,
        LCR = 3, MCR = 4, LSR = 5, MSR = 6, SCR = 7 };

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "vmm/cli.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static char err[256];
 static struct vm_config cfg;

@@ -5,7 +5,7 @@
 
 #include "vmm/config.h"
 #include "vmm/console.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static size_t feed(bool *armed, const char *in, size_t len, char *out,
 		   size_t *used, enum console_event *ev)

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "vmm/exit_report.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 int main(void)
 {

@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "vmm/guest_mem.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 int main(void)
 {

@@ -5,7 +5,7 @@
 
 #include "devices/bus.h"
 #include "vmm/io_policy.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static unsigned reads, writes;
 static uint64_t last_offset;

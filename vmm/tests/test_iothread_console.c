@@ -16,7 +16,7 @@
 #include "vmm/config.h"
 #include "vmm/console.h"
 #include "vmm/iothread.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "vmm/sched_bind.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 #define NR 6
 #define KICK_SIG SIGUSR1

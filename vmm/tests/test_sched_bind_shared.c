@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "vmm/sched_bind.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 #define KICK_SIG SIGUSR1
 #define NR 3

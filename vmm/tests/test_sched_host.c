@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "vmm/sched_host.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 int main(void)
 {

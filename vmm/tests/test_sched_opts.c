@@ -6,7 +6,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/sched_opts.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static char err[256];
 static struct vm_config cfg;

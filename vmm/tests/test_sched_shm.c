@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "vmm/sched_shm.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static char dir[64];
 static char err[512];

@@ -12,7 +12,7 @@
 
 #include "vmm/sched_bind.h"
 #include "vmm/stat.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static char dir[64], out[96];
 

@@ -11,7 +11,7 @@
 
 #include "vmm/sched_shm.h"
 #include "vmm/trace.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static void kick_nop(void *o, unsigned p)
 {

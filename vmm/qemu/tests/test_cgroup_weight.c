@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "vmm/qemu/cgroup_weight.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static char root[64];
 

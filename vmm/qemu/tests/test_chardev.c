@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "vmm/qemu/chardev.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static ssize_t read_wait(int fd, char *buf, size_t len)
 {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "vmm/qemu/front.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static struct front front;
 static int front_code = -1;

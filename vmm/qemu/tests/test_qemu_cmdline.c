@@ -4,7 +4,7 @@
 
 #include "vmm/qemu/qemu_cmdline.h"
 #include "vmm/qemu/qemu_opts.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

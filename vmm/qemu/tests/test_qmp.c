@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "vmm/qemu/qmp.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 struct fake_vm {
 	enum qmp_run_state state;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "vmm/qemu/qmp_server.h"
-#include "vmm/tests/check.h"
+#include "common/test_check.h"
 
 static int stops;
 

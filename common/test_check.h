@@ -1,10 +1,10 @@
-/* Minimal assertions for the basic-device unit tests: count failures,
- * report each with its line and the values seen, let main return the
- * verdict. */
-#ifndef LAGVISOR_DEVICES_TESTS_DEV_CHECK_H
-#define LAGVISOR_DEVICES_TESTS_DEV_CHECK_H
+/* Minimal assertions for the C unit tests: count failures, report each
+ * with its line (and the values seen), let main return the verdict. */
+#ifndef LAGVISOR_COMMON_TEST_CHECK_H
+#define LAGVISOR_COMMON_TEST_CHECK_H
 
 #include <stdio.h>
+#include <string.h>
 
 static int check_failures;
 
@@ -30,11 +30,20 @@ static int check_failures;
 		}                                                            \
 	} while (0)
 
+/* err must contain the substring `want`. */
+#define CHECK_MSG(err, want)                                                 \
+	do {                                                                 \
+		if (!strstr((err), (want))) {                                \
+			fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n",  \
+				__FILE__, __LINE__, (err), (want));          \
+			check_failures++;                                    \
+		}                                                            \
+	} while (0)
+
 static inline int check_report(const char *name)
 {
 	if (check_failures)
-		fprintf(stderr, "%s: %d check(s) failed\n", name,
-			check_failures);
+		fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);
 	else
 		printf("%s: ok\n", name);
 	return check_failures ? 1 : 0;
