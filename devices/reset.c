@@ -172,34 +172,34 @@ static void kbd_status_read(void *opaque, uint64_t offset, void *data,
 	kbd_read(opaque, offset, data, len, true);
 }
 
+/* One i8042 write: the state change under the lock, the reset (which
+ * calls out of the device) after it. */
+static void kbd_write(struct reset_dev *r, uint8_t val,
+		      bool (*step_locked)(struct reset_dev *, uint8_t), const char *why)
+{
+	bool reset;
+
+	pthread_mutex_lock(&r->lock);
+	reset = step_locked(r, val);
+	pthread_mutex_unlock(&r->lock);
+	if (reset)
+		reset_request(r, why);
+}
+
 static void kbd_data_write(void *opaque, uint64_t offset, const void *data,
 			   unsigned len)
 {
-	struct reset_dev *r = opaque;
-	bool reset;
-
 	(void)offset;
 	(void)len;
-	pthread_mutex_lock(&r->lock);
-	reset = kbd_data_locked(r, *(const uint8_t *)data);
-	pthread_mutex_unlock(&r->lock);
-	if (reset)
-		reset_request(r, "i8042 output port");
+	kbd_write(opaque, *(const uint8_t *)data, kbd_data_locked, "i8042 output port");
 }
 
 static void kbd_command_write(void *opaque, uint64_t offset, const void *data,
 			      unsigned len)
 {
-	struct reset_dev *r = opaque;
-	bool reset;
-
 	(void)offset;
 	(void)len;
-	pthread_mutex_lock(&r->lock);
-	reset = kbd_command_locked(r, *(const uint8_t *)data);
-	pthread_mutex_unlock(&r->lock);
-	if (reset)
-		reset_request(r, "i8042 reset pulse");
+	kbd_write(opaque, *(const uint8_t *)data, kbd_command_locked, "i8042 reset pulse");
 }
 
 static const struct device_ops cf9_ops = {
