@@ -72,3 +72,18 @@ int strncmp(const char *a, const char *b, size_t n)
 	}
 	return 0;
 }
+
+void sort_u64(uint64_t *a, unsigned n)
+{
+	static const unsigned gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+
+	for (unsigned g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++)
+		for (unsigned i = gaps[g]; i < n; i++) {
+			uint64_t v = a[i];
+			unsigned j = i;
+
+			for (; j >= gaps[g] && a[j - gaps[g]] > v; j -= gaps[g])
+				a[j] = a[j - gaps[g]];
+			a[j] = v;
+		}
+}

@@ -2,6 +2,7 @@
 #define GUEST_STRING_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 void *memcpy(void *dst, const void *src, size_t n);
 void *memmove(void *dst, const void *src, size_t n);
@@ -10,5 +11,9 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 int strcmp(const char *a, const char *b);
 int strncmp(const char *a, const char *b, size_t n);
+
+/* Ascending, in place; Shell sort (Ciura gaps): no recursion, no
+ * allocation, fine for the 10^4 samples a latency test keeps. */
+void sort_u64(uint64_t *a, unsigned n);
 
 #endif

@@ -102,3 +102,13 @@ out:
 		*source = m_src;
 	return m_hz;
 }
+
+bool wait_count_ms(const volatile uint32_t *p, uint32_t want, uint64_t ms)
+{
+	uint64_t end = tsc_deadline_ms(ms);
+
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < want)
+		if ((int64_t)(rdtsc() - end) > 0)
+			return false;
+	return true;
+}

@@ -15,6 +15,9 @@ bool tsc_hz_known(void);    /* false: tsc_hz() is the 3 GHz guess */
 void delay_us(uint64_t us);
 /* The TSC value `ms` milliseconds from now. */
 uint64_t tsc_deadline_ms(uint64_t ms);
+/* Wait until *p >= want (an interrupt handler's counter); false when `ms`
+ * passed first. */
+bool wait_count_ms(const volatile uint32_t *p, uint32_t want, uint64_t ms);
 
 /*
  * The TSC rate for measurements that print microseconds (wakebench, hog),

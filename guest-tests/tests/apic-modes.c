@@ -45,12 +45,7 @@ static void check_handler(struct trap_frame *f)
 
 static bool wait_count(volatile uint32_t *p, uint32_t want)
 {
-	uint64_t end = tsc_deadline_ms(WAIT_MS);
-
-	while (atomic_read(p) < want)
-		if ((int64_t)(rdtsc() - end) > 0)
-			return false;
-	return true;
+	return wait_count_ms(p, want, WAIT_MS);
 }
 
 static void spin_ms(unsigned ms)

@@ -111,22 +111,6 @@ static void rtt_pong_handler(struct trap_frame *f)
 	rtt_pongs++;
 }
 
-static void sort_u64(uint64_t *a, unsigned n)
-{
-	/* Shell sort (Ciura gaps): no recursion, fine for 10^4 values. */
-	static const unsigned gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
-
-	for (unsigned g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++)
-		for (unsigned i = gaps[g]; i < n; i++) {
-			uint64_t v = a[i];
-			unsigned j = i;
-
-			for (; j >= gaps[g] && a[j - gaps[g]] > v; j -= gaps[g])
-				a[j] = a[j - gaps[g]];
-			a[j] = v;
-		}
-}
-
 static void measure_rtt(void)
 {
 	const char *src;
