@@ -83,18 +83,29 @@ bv_sched_args() {
 	fi
 }
 
-# bv_tsc_khz: the TSC rate, measured once by a 1-vCPU hog alone under the
-# host scheduler (KVM's LAPIC timer, nothing else running), printed in kHz.
-# Every benchmark guest then gets tsc_khz= so that no guest calibrates its
-# clock while a neighbour loads the host: a wakebench calibrating beside
-# hogs under --sched eevdf came out 40x low once (50277 vs 2098388 kHz).
+# bv_tsc_khz: the host's TSC rate in kHz, on stdout; its source in
+# BV_TSC_SRC. Every benchmark guest gets it as tsc_khz= so that no guest
+# calibrates its own clock: under nested KVM the guests' LAPIC-timer
+# calibration came out 20-40x low in 2 of 4 tries (50277 and 100097 kHz
+# against 2096035; once beside hogs under --sched eevdf, once alone under
+# --sched host), and every latency, rate and timeout inside scales with it.
+# First the kernel's own calibration (dmesg), else one 1-vCPU hog alone
+# under --sched host (KVM's LAPIC timer), printed in its log.
 bv_tsc_khz() {
-	local log=$BV_OUT/raw/tsc-calibration.log khz
+	local log=$BV_OUT/raw/tsc-calibration.log mhz khz
+	mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -1)
+	[ -n "$mhz" ] || mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
+	if [[ $mhz =~ ^([0-9]+)\.([0-9]{3})$ ]]; then
+		BV_TSC_SRC="the host kernel (dmesg)"
+		echo $((10#${BASH_REMATCH[1]} * 1000 + 10#${BASH_REMATCH[2]}))
+		return 0
+	fi
 	"$BV_LAGVISOR" run --kernel "$BV_ELF_DIR/hog.elf" --cpus 1 --memory 32M \
 		--sched host --serial "file:$log" --cmdline "cpus=1 hog.duration_ms=100" \
 		>/dev/null 2>"$log.stderr"
 	khz=$(sed -n 's/.*TSC \([0-9]\+\) kHz.*/\1/p' "$log" | head -1)
 	[ -n "$khz" ] || { echo "bench: could not read the TSC rate from $log" >&2; return 1; }
+	BV_TSC_SRC="a hog guest alone (LAPIC timer)"
 	echo "$khz"
 }
 
@@ -113,7 +124,7 @@ bv_run_pair() {
 	bv_sched_args "$sched" "$dom" "$feat" ""
 	"${bv_pre[@]}" "$BV_LAGVISOR" run --kernel "$BV_ELF_DIR/hog.elf" --cpus "$nh" --memory 32M \
 		"${bv_args[@]}" --serial "file:$hlog" \
-		--cmdline "cpus=$nh tsc_khz=$BV_TSC_KHZ hog.duration_ms=0 hog.report_ms=1000" \
+		--cmdline "cpus=$nh tsc_khz=$BV_TSC_KHZ hog.duration_ms=0 hog.report_ms=500" \
 		2>"$hlog.stderr" &
 	hp=$!
 	if ! bv_wait_line "$hlog" '^hog: t=' 120 "$hp"; then
