@@ -57,10 +57,15 @@ FAIR_SLICE = "20ms"     # see test_fairness
 FAIR_REPORT_MS = 2000
 FAIR_WINDOW_S = 24
 TOL_FAIR = 0.15         # 2:1 within 15 %: nested KVM noise, still far from 1:1
+STARVE_REPORT_MS = 1000
+STARVE_WINDOW_S = 20
+STARVE_BOUND_S = 2.5    # every vCPU runs in every span this long
 STARVE_GAP_S = 5.0      # no VM goes this long without a progress line
 STARVE_SHARE = 0.5      # each vCPU gets (1 +- this) x its fair share
 WAKE_MS = 40000
-WAKE_MIN = 20000
+WAKE_MIN = 10000
+WAKE_SLACK_S = 60
+WAKE_STUCK_S = 15       # no CPU used by a running VM this long: stuck
 IDLE_WINDOW_S = 8.0
 IDLE_MAX = 0.01         # of one core
 IDLE_SLOW = 20
@@ -238,6 +243,23 @@ def interp(progress, t):
     return None
 
 
+def worst_stall(progress, bound_s):
+    """(span_s, vcpu, t_from) of the longest span >= bound_s between two
+    progress lines in which a vCPU's count did not move, or (0, None, None).
+    hog prints late lines back to back (its report grid catches up), so
+    line pairs alone would flag vCPUs that had no time to run."""
+    worst = (0.0, None, None)
+    for i, (ta, a) in enumerate(progress):
+        j = next((j for j in range(i + 1, len(progress))
+                  if progress[j][0] - ta >= bound_s), None)
+        if j is None:
+            break
+        for k, (x, y) in enumerate(zip(a, progress[j][1])):
+            if y <= x and progress[j][0] - ta > worst[0]:
+                worst = (progress[j][0] - ta, k, ta)
+    return worst
+
+
 def hog(tag, cpus, extra, affinity=None, report_ms=250):
     return Guest(tag, "hog", cpus, ["hog.duration_ms=0", f"hog.report_ms={report_ms}"], extra,
                  affinity=affinity)
@@ -258,12 +280,18 @@ def calibrate_tsc():
     rate as tsc_khz=.
     """
     global TSC_KHZ
-    g = Guest("cal", "hog", 1, ["hog.duration_ms=1"], [], sched="host")
-    g.wait(120)
-    m = next((m for m in (re.search(r"TSC (\d+) kHz from", l) for _, l in g.snapshot()) if m),
-             None)
-    if check(g.passed() and m is not None, "a lone guest measured the TSC rate"):
-        TSC_KHZ = int(m.group(1))
+    rates = []
+    for i in range(3):
+        g = Guest(f"cal{i}", "hog", 1, ["hog.duration_ms=1"], [], sched="host")
+        g.wait(120)
+        m = next((m for m in (re.search(r"TSC (\d+) kHz from", l) for _, l in g.snapshot())
+                  if m), None)
+        if g.passed() and m:
+            rates.append(int(m.group(1)))
+    # even a lone vCPU is descheduled by the host now and then (nested
+    # KVM on a loaded host): the median of three
+    if check(len(rates) == 3, f"three lone guests measured the TSC rate: {rates} kHz"):
+        TSC_KHZ = sorted(rates)[1]
         log(f"guests get tsc_khz={TSC_KHZ}")
 
 
@@ -320,12 +348,20 @@ def test_fairness():
 
 def test_starvation():
     dom = domain("starve")
-    vms = [hog("Q4", 4, sched_args(dom)), hog("Q2", 2, sched_args(dom))]
+    vms = [hog("Q4", 4, sched_args(dom), report_ms=STARVE_REPORT_MS),
+           hog("Q2", 2, sched_args(dom), report_ms=STARVE_REPORT_MS)]
     if not all(check(g.wait_for(has_progress(2), 180), f"{g.tag} prints hog progress")
                for g in vms):
         return
-    t_start = time.monotonic()
-    time.sleep(20)
+    # The scheduler's view of the same window, to tell a vCPU the scheduler
+    # did not run from one whose thread ran no guest code.
+    stats, t_start = [], time.monotonic()
+    while time.monotonic() - t_start < STARVE_WINDOW_S:
+        s = stat(dom)
+        if s:
+            stats.append((time.monotonic(), {(v["pid"], v["vcpu"]): (v["run_ns"], v["wait_ns"])
+                                              for v in s["vcpus"]}))
+        time.sleep(1)
     for g in vms:
         check(g.running(), f"{g.tag} still running after the measured window")
         g.kill(signal.SIGTERM)
@@ -336,18 +372,26 @@ def test_starvation():
     t1 = min(p[-1][0] for p in prog.values())
     check(t1 - t0 > 10, f"both ran together for {t1 - t0:.1f} s (> 10 s)")
     shares = []
-    for tag, p in prog.items():
+    for g in vms:
+        p = prog[g.tag]
         win = [x for x in p if t0 <= x[0] <= t1]
-        stalls, max_gap = 0, 0.0
-        for (ta, a), (tb, b) in zip(win, win[1:]):
-            max_gap = max(max_gap, tb - ta)
-            stalls += sum(1 for x, y in zip(a, b) if y <= x)
-        check(stalls == 0, f"{tag}: every vCPU advanced between each of {len(win)} "
-              f"consecutive progress lines ({stalls} vCPU-intervals without progress)")
-        check(max_gap <= STARVE_GAP_S, f"{tag}: longest time between progress lines "
-              f"{max_gap:.2f} s (<= {STARVE_GAP_S} s)")
+        gaps = [b[0] - a[0] for a, b in zip(win, win[1:])]
+        check(bool(gaps) and max(gaps) <= STARVE_GAP_S, f"{g.tag}: longest time between "
+              f"progress lines {max(gaps or [0]):.2f} s (<= {STARVE_GAP_S} s)")
+        worst = worst_stall(win, STARVE_BOUND_S)
+        if worst[1] is not None:
+            k, ta = worst[1], worst[2]
+            seen = [r[(g.pid, k)] for t, r in stats
+                    if ta <= t <= ta + worst[0] and (g.pid, k) in r]
+            if len(seen) > 1:
+                log(f"{g.tag}/vCPU{k} made no guest progress for {worst[0]:.2f} s from "
+                    f"t={ta - t_start:.1f} s; lagvisor stat over {len(seen) - 1} s of it: run "
+                    f"+{(seen[-1][0] - seen[0][0]) / 1e6:.0f} ms, wait "
+                    f"+{(seen[-1][1] - seen[0][1]) / 1e6:.0f} ms")
+        check(worst[1] is None, f"{g.tag}: every vCPU advanced in every span of >= "
+              f"{STARVE_BOUND_S} s")
         a, b = interp(p, t0), interp(p, t1)
-        shares += [(f"{tag}/vCPU{i}", y - x) for i, (x, y) in enumerate(zip(a, b))]
+        shares += [(f"{g.tag}/vCPU{i}", y - x) for i, (x, y) in enumerate(zip(a, b))]
     total = sum(s for _, s in shares)
     fair = total / len(shares)
     log("loops per vCPU in the common window: " +
@@ -363,16 +407,59 @@ def wakebench_requests(g):
                (re.search(r"worker \d+: (\d+) requests", l) for _, l in g.snapshot()) if m)
 
 
+def describe_hang(g, dom):
+    """What a stuck VM's threads and the domain look like (for the report)."""
+    s = stat(dom)
+    if s:
+        log("domain: " + json.dumps(s["pcpus"]))
+        for v in s["vcpus"]:
+            if v["pid"] == g.pid:
+                log(f"  vCPU {v['vcpu']}: run {v['run_ns'] / 1e6:.0f} ms, wakeups "
+                    f"{v['wakeups']}, blocks {v['blocks']}, preemptions {v['preemptions']}")
+    for tid in sorted(os.listdir(f"/proc/{g.pid}/task")):
+        try:
+            with open(f"/proc/{g.pid}/task/{tid}/stat") as f:
+                text = f.read()
+            with open(f"/proc/{g.pid}/task/{tid}/wchan") as f:
+                wchan = f.read()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        log(f"  thread {tid} ({text[text.index('(') + 1:text.rindex(')')]}): state "
+            f"{fields[0]}, wchan {wchan or '-'}, cpu {int(fields[11]) + int(fields[12])} ticks")
+
+
 def test_wakeups():
+    dom = domain("wake")
+    extra = ["--host-cpus", "0", "--sched-domain", dom]
+    if os.environ.get("SCHED_KVM_TRACE"):
+        extra += ["--trace", os.environ["SCHED_KVM_TRACE"]]
     g = Guest("W", "wakebench", 4,
               [f"wb.duration_ms={WAKE_MS}", "wb.warmup_ms=0", "wb.rate=5000", "wb.work_us=0"],
-              ["--host-cpus", "0"])
+              extra)
     t = time.monotonic()
-    g.wait(WAKE_MS / 1000 + 240)
+    # wakebench ends WAKE_MS after its start (TSC time) plus a drain of at
+    # most 5 s; a guest whose vCPUs all stopped running shows no more CPU.
+    last, idle_since = -1, None
+    while g.running() and time.monotonic() - t < WAKE_MS / 1000 + WAKE_SLACK_S:
+        time.sleep(2)
+        try:
+            ticks = cpu_ticks(g.pid)
+        except OSError:
+            break
+        if ticks != last:
+            last, idle_since = ticks, time.monotonic()
+        elif time.monotonic() - idle_since > WAKE_STUCK_S:
+            break
+    if g.running():
+        log(f"wakebench still running after {time.monotonic() - t:.0f} s, its process idle "
+            f"for {time.monotonic() - idle_since:.0f} s:")
+        describe_hang(g, dom)
+    g.wait(WAKE_SLACK_S if g.running() and time.monotonic() - idle_since < WAKE_STUCK_S else 1)
     n = wakebench_requests(g)
     log(f"wakebench took {time.monotonic() - t:.1f} s, {n} wakeups")
     check(g.passed(), f"wakebench passed: exit status {g.status} (every IPI seen, "
-          "every worker drained)")
+          "every worker drained, the VM did not stall)")
     check(n >= WAKE_MIN, f"{n} wakeups of halted worker vCPUs on one host CPU "
           f"(>= {WAKE_MIN})")
 
@@ -439,9 +526,10 @@ def test_member_death():
     check(bool(prog) and max(gaps + [tail]) <= DEATH_GAP_S,
           f"S1 kept printing through {KILLS} kills in {t_end - t_begin:.1f} s: longest "
           f"silence {max(gaps + [tail]):.2f} s (<= {DEATH_GAP_S} s)")
-    stalled = sum(1 for a, b in zip(prog, prog[1:]) for x, y in zip(a[1], b[1]) if y <= x)
-    check(bool(prog) and stalled == 0, f"both S1 vCPUs advanced in each of {len(prog)} "
-          f"progress intervals ({stalled} without progress)")
+    worst = worst_stall(prog, STARVE_BOUND_S)
+    check(bool(prog) and worst[1] is None, f"both S1 vCPUs advanced in every span of >= "
+          f"{STARVE_BOUND_S} s between {len(prog)} progress lines"
+          + (f" (vCPU {worst[1]} did not for {worst[0]:.2f} s)" if worst[1] is not None else ""))
     w.wait(240)
     check(w.passed(), f"S2 wakebench finished and passed (exit status {w.status}): no "
           "wakeup lost while members died")
