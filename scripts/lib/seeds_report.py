@@ -222,14 +222,14 @@ class Report:
         c_ap = lat["at-creation"][0]
         i_ap = lat["initial-off"][0]
         m_off, m_on = mean(c_ap), mean(d_ap)
-        rep = yes_no(m_off is not None and m_on is not None and m_off >= 1.3 * m_on)
+        rep = verdict(m_off, m_on, m_off is not None and m_on is not None and m_off >= 1.3 * m_on)
         self.row("000 NO_PLACE_FIRST_ENQUEUE vs PLACE_FIRST_ENQUEUE",
                  "new vCPU (AP) first wakeup to first run, mean", m_off, m_on, "ms",
                  "mean 12.8 ms -> 4.6 ms (2.8x)", rep)
         self.row("000", "... p90", pct(c_ap, 90), pct(d_ap, 90), "ms",
                  "(bpf histogram: mass moves from 4-32 ms to 16-32 µs)", "")
         m_off = mean(i_ap)
-        rep = yes_no(m_off is not None and m_on is not None and m_off >= 1.2 * m_on)
+        rep = verdict(m_off, m_on, m_off is not None and m_on is not None and m_off >= 1.2 * m_on)
         self.row("001 NO_PLACE_DEADLINE_INITIAL vs PLACE_DEADLINE_INITIAL",
                  "new vCPU (AP) first wakeup to first run, mean", m_off, m_on, "ms",
                  "the half-slice initial deadline was lost; keeping it starts new tasks sooner",
@@ -274,8 +274,8 @@ class Report:
         a, b = res["early-clear"][0], res["default"][0]
         p995 = (pct(a, 99.5), pct(b, 99.5))
         p999 = (pct(a, 99.9), pct(b, 99.9))
-        rep = yes_no(None not in p999 and p999[0] >= 1.5 * p999[1] and
-                     p995[0] >= 1.5 * p995[1])
+        rep = verdict(p999[0], p999[1], None not in p999 + p995 and p999[0] >= 1.5 * p999[1] and
+                      p995[0] >= 1.5 * p995[1])
         flags = "002 TTWU_PENDING_EARLY_CLEAR vs TTWU_PENDING"
         self.row(flags, "worker wakeup to run (lagvisor trace), p99.5", p995[0], p995[1], "µs",
                  "p99.5 3364 µs -> 27 µs", rep, 0)
@@ -337,7 +337,7 @@ class Report:
                 f"hog wakeup-preemptions {fmt_num(hog_pre)}/s; idle VM CPU share "
                 f"{fmt_num(idle_share)} % (lagvisor stat)")
         a, b = res["compensated"], res["default"]
-        rep = yes_no(a[0] is not None and b[0] is not None and b[0] >= 1.1 * a[0])
+        rep = verdict(a[0], b[0], a[0] is not None and b[0] is not None and b[0] >= 1.1 * a[0])
         self.row("003 NO_IDLE_NO_COMPENSATION vs IDLE_NO_COMPENSATION",
                  "idle vCPU switched in over the hogs: mean interval", a[0], b[0], "ms",
                  "every 12 ms with compensation -> every 16-24 ms without", rep, 1)
@@ -364,7 +364,7 @@ class Report:
                 f"(lagvisor stat run time over {fmt_ms(ns_ms(dt))}); sleeper's own count: "
                 f"{fmt_num(guest_share)} % CPU, {kv.get('runs')} bursts, steal={kv.get('steal')}")
         a, b = res["fair-sleepers"], res["default"]
-        rep = yes_no(None not in (a[0], b[0]) and 41 <= a[0] <= 59 and 26 <= b[0] <= 41)
+        rep = verdict(a[0], b[0], None not in (a[0], b[0]) and 41 <= a[0] <= 59 and 26 <= b[0] <= 41)
         self.row("004 NO_PLACE_LAG,FAIR_SLEEPERS vs PLACE_LAG",
                  "50 % sleeper's CPU share (lagvisor stat)", a[0], b[0], "%",
                  "50/50 with sleeper credit -> 33/67 with lag placement", rep, 1)
@@ -411,8 +411,11 @@ class Report:
         print(f"bench-seeds: details in {os.path.join(self.out, 'results.md')}", file=sys.stderr)
 
 
-def yes_no(b):
-    return "yes" if b else "no"
+def verdict(off, on, ok):
+    """yes / no, or n/a when a side was not measured."""
+    if off is None or on is None:
+        return "n/a (not measured)"
+    return "yes" if ok else "no"
 
 
 def ns_us(v):
