@@ -348,11 +348,30 @@ void vcpu_sched_kick(void *opaque)
 		syscall(SYS_tgkill, getpid(), tid, VCPU_KICK_SIGNAL);
 }
 
+void vcpu_pause_park(struct vcpu *v)
+{
+	if (!v->sched_on) {
+		vm_vcpu_park(v->vm);
+		return;
+	}
+	vm_vcpu_count_parked(v->vm, 1);
+	for (;;) {
+		/* token before the look: vm_resume clears the flag, then wakes */
+		uint32_t tok = sched_bind_vcpu_prepare_block(&v->sb);
+
+		if (!vm_pause_requested(v->vm) || vm_stopping(v->vm))
+			break;
+		if (sched_bind_vcpu_block(&v->sb, tok, 0) < 0)
+			break;          /* stopping: the loop's next check ends it */
+	}
+	vm_vcpu_count_parked(v->vm, -1);
+}
+
 static void vcpu_loop(struct vcpu *v)
 {
 	while (!vm_stopping(v->vm)) {
 		if (vm_pause_requested(v->vm)) {
-			vm_vcpu_park(v->vm);
+			vcpu_pause_park(v);
 			/* The kick that made us leave KVM_RUN set immediate_exit;
 			 * a stop that comes now is seen at the loop's check or
 			 * sets it again. */

@@ -48,6 +48,11 @@ struct vcpu {
 	struct sched_bind_vcpu sb;
 };
 
+/* vCPU thread, VM paused: wait for vm_resume (or the stop). Under --sched
+ * eevdf the vCPU blocks in the scheduler meanwhile, so a paused VM holds
+ * no host CPU another member of its domain could use. */
+void vcpu_pause_park(struct vcpu *v);
+
 /* sched_bind's kick: immediate_exit + the kick signal. */
 void vcpu_sched_kick(void *opaque);
 

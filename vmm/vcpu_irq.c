@@ -259,10 +259,9 @@ static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on)
 		if (vm_stopping(v->vm))
 			return false;
 		/* vm_pause counts this vCPU only once it parks; the pause's
-		 * kick woke it from the block. (It parks holding its pCPU, as
-		 * a running vCPU does: see vm_vcpu_park.) */
+		 * kick woke it from the block. */
 		if (vm_pause_requested(v->vm)) {
-			vm_vcpu_park(v->vm);
+			vcpu_pause_park(v);
 			continue;
 		}
 		dl = run_timer(v, irqchip_now_ns());
@@ -290,7 +289,7 @@ static bool vcpu_sleep_any(struct vcpu *v, enum wake_on on)
 		 * parks, and its kick bumped gen to get us here. */
 		if (vm_pause_requested(v->vm)) {
 			set_mode(v, VCPU_OUTSIDE);
-			vm_vcpu_park(v->vm);
+			vcpu_pause_park(v);
 			continue;
 		}
 		dl = run_timer(v, irqchip_now_ns());

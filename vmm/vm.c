@@ -215,6 +215,14 @@ void vm_vcpu_park(struct vm *vm)
 	pthread_mutex_unlock(&vm->lock);
 }
 
+void vm_vcpu_count_parked(struct vm *vm, int delta)
+{
+	pthread_mutex_lock(&vm->lock);
+	vm->nr_parked += (unsigned)delta;
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+}
+
 int vm_pause(struct vm *vm)
 {
 	long waited = 0;
@@ -247,6 +255,10 @@ void vm_resume(struct vm *vm)
 	__atomic_store_n(&vm->paused, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
+	/* vCPUs paused inside the scheduler (vcpu_pause_park) wait for a
+	 * wake; the flag is clear first, so none blocks again. */
+	for (unsigned i = 0; vm->sched_on && i < vm->nr_vcpus; i++)
+		sched_bind_vcpu_wake(&vm->sched.bind, &vm->vcpus[i].sb, NULL);
 }
 
 void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid)

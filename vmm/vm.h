@@ -113,6 +113,9 @@ bool vm_pause_requested(struct vm *vm);
 
 /* For vCPU threads: park while paused (returns when resumed or stopping). */
 void vm_vcpu_park(struct vm *vm);
+/* For vCPU threads that wait for the resume elsewhere (in the scheduler):
+ * count themselves parked (+1) and unparked (-1) for vm_pause. */
+void vm_vcpu_count_parked(struct vm *vm, int delta);
 
 /* For vCPU threads: publish the thread's host ID. */
 void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid);
