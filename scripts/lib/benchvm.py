@@ -83,6 +83,13 @@ def collect(raw):
             continue
         row = {"name": name, "meta": meta, "label": config_label(meta),
                "level": meta.get("level", "?"), "error": meta.get("error")}
+        if "sched" not in meta and not row["error"]:
+            # Cut off (timeout, the nested VM hung): name it by its file.
+            m = re.match(r"l(\d+)-(host-user|host|eevdf)-?(.*)$", name)
+            if m:
+                row["level"] = m.group(1)
+                row["label"] = config_label({"sched": m.group(2), "features": m.group(3)})
+            row["error"] = "incomplete record (the run was cut off)"
         wb = read_wakebench(os.path.join(raw, name + ".wb.log"))
         row["wb"] = wb
         if not row["error"]:
@@ -231,23 +238,28 @@ def plot(rows, out, title):
                 f.write(f"{r['level']} " + " ".join(
                     f"{metric(r, k) / 1000:.3f}" for k in ("p50_ns", "p99_ns", "p999_ns")) + "\n")
             f.write("\n\n")
-    colors = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    colors = ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf"]
     plots = []
+    n = len(configs)
     for i, c in enumerate(configs):
         col = colors[i % len(colors)]
-        plots.append(f"'latency.dat' index {i} using 1:3 with linespoints lw 2 lc rgb '{col}' "
-                     f"pt 7 title '{c} p99'")
-        plots.append(f"'latency.dat' index {i} using 1:2 with linespoints lw 1 dt 2 "
-                     f"lc rgb '{col}' pt 6 title '{c} p50'")
+        # Side by side within a level: bar from p50 to p99.9, point at p99.
+        dx = (i - (n - 1) / 2) * (0.6 / max(n, 1))
+        plots.append(f"'latency.dat' index {i} using ($1+{dx:.3f}):3:2:4 with yerrorbars "
+                     f"lw 2 lc rgb '{col}' pt 7 ps 1.2 title '{c}' noenhanced")
+        plots.append(f"'latency.dat' index {i} using ($1+{dx:.3f}):3 with lines lw 1 "
+                     f"lc rgb '{col}' notitle")
+    levels = [level_key(r["level"]) for r in rows if not r["error"]] or [1]
     gp = os.path.join(out, "latency.gp")
     with open(gp, "w") as f:
         f.write("set terminal pngcairo size 1000,600 font 'sans,10'\n"
                 "set output 'latency.png'\n"
                 f"set title \"{title}\"\n"
                 "set xlabel 'total vCPUs per host CPU (latency VM + noisy VM)'\n"
-                "set ylabel 'wakeup latency (µs, log scale)'\n"
+                "set ylabel 'wakeup latency, µs (bar p50..p99.9, point p99; log)'\n"
                 "set logscale y\nset grid\nset key outside right\n"
-                "set xtics 1\nset xrange [0.5:3.5]\n"
+                "set xtics 1\n"
+                f"set xrange [{min(levels) - 0.5}:{max(levels) + 0.5}]\n"
                 "plot " + ", \\\n     ".join(plots) + "\n")
     if not shutil.which("gnuplot"):
         return "gnuplot is not installed: latency.gp written, no PNG"
