@@ -225,8 +225,10 @@ def fairness(raw):
 def plot(rows, out, title):
     """latency.dat: one block per configuration (level p50 p99 p999 in µs)."""
     configs = []
+    # Only configurations with numbers: gnuplot does not count an empty
+    # data block as an index, which would shift every later title.
     for r in rows:
-        if r["label"] not in configs:
+        if r["label"] not in configs and not r["error"]:
             configs.append(r["label"])
     configs.sort(key=config_key)
     dat = os.path.join(out, "latency.dat")

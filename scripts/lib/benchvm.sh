@@ -162,6 +162,9 @@ bv_run_pair() {
 			echo "noisy_vcpu_run_ns=$((v1 - v0))"
 		fi
 	} >"$raw/$name.meta"
+	# Under nested KVM the files go out over 9p: a run's record must reach
+	# the host even if the nested VM hangs in a later run (seen once).
+	sync "$raw/$name".* 2>/dev/null
 	# 85 = wakebench passed ((0x2a << 1) | 1); 143 = hog ended by SIGTERM.
 	[ "$wrc" -eq 85 ] || echo "bench: $name: wakebench exit status $wrc (see $wlog, $wlog.stderr)" >&2
 	return 0
