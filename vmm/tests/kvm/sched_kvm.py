@@ -5,16 +5,23 @@
 
 TEST is one of:
   fairness      three hog VMs in one --sched-domain on one host CPU, weights
-                2048, 1024, 1024: guest loop counts over the time all three
-                run must be 2:1 (A:B) and 1:1 (B:C), each within TOL_FAIR.
-                The 1:1 pair is the control: a scheduler that ignored
-                weights would pass it and fail 2:1; one that mixed up the
-                members would fail 1:1.
+                2048, 1024, 1024, --slice 20ms: the scheduler's run time
+                (lagvisor stat) must be 2:1 (A:B) and 1:1 (B:C) within
+                TOL_FAIR, and so must the guests' loop counts (median of
+                FAIR_PARTS sub-windows) whenever the equal-weight pair B:C
+                agrees within TOL_FAIR (the control: on a loaded emulating
+                host guest work per ms of curr time swings too much to judge;
+                the log says so). A scheduler that ignored weights passes 1:1
+                and fails 2:1. 20 ms slices and one progress line per 2 s:
+                under nested KVM each switch and each serial byte costs ~ms
+                of guest time, which at 3 ms slices skewed the work ratio to
+                2.4-2.7 while run time stayed 2.0.
   starvation    a 4-vCPU and a 2-vCPU hog VM in one domain on one host CPU:
-                between two progress lines of a VM (>= one report interval)
-                every one of its vCPUs advanced, lines never stop for more
-                than STARVE_GAP_S, and each vCPU's share is within
-                +-STARVE_SHARE of the fair 1/6.
+                every vCPU advances in every span of >= STARVE_BOUND_S,
+                progress lines never stop for more than STARVE_GAP_S, and
+                each vCPU's run time (lagvisor stat) is within
+                +-STARVE_SHARE of the fair 1/6; a stall is printed with the
+                scheduler's view of it.
   wakeups       wakebench (1 message vCPU, 3 workers) on one host CPU for
                 WAKE_MS: every IPI sent was seen (the guest counts them; a
                 lost wakeup leaves a worker halted for good and fails its
@@ -55,13 +62,14 @@ HOG_LINE = re.compile(r"^hog: t=(\d+) ms total=(\d+) loops .*?((?: cpu\d+=\d+)+)
 
 FAIR_SLICE = "20ms"     # see test_fairness
 FAIR_REPORT_MS = 2000
-FAIR_WINDOW_S = 24
+FAIR_WINDOW_S = 30
+FAIR_PARTS = 5
 TOL_FAIR = 0.15         # 2:1 within 15 %: nested KVM noise, still far from 1:1
 STARVE_REPORT_MS = 1000
 STARVE_WINDOW_S = 20
 STARVE_BOUND_S = 2.5    # every vCPU runs in every span this long
 STARVE_GAP_S = 5.0      # no VM goes this long without a progress line
-STARVE_SHARE = 0.5      # each vCPU gets (1 +- this) x its fair share
+STARVE_SHARE = 0.25     # scheduler run time per vCPU: (1 +- this) x fair
 WAKE_MS = 40000
 WAKE_MIN = 10000
 WAKE_SLACK_S = 60
@@ -74,6 +82,14 @@ DEATH_GAP_S = 6.0
 
 LAGVISOR = None
 TSC_KHZ = None
+# Every lagvisor thread of a one-host-CPU domain on that CPU (as a host
+# would run it): unpinned, each vCPU thread lands on its own nested CPU,
+# and under an emulating host those run at unequal, load-dependent speeds,
+# so guest work stops tracking the scheduler's run time (seen: vCPUs with
+# fair run time and no guest progress for 5 s). SCHED_KVM_PIN=0: unpinned.
+# Used by the fairness test only: the starvation test pinned (6 vCPU
+# threads on one nested CPU) once stalled the whole nested VM (open).
+PIN = None if os.environ.get("SCHED_KVM_PIN") == "0" else {0}
 PASS = None
 ELF_DIR = None
 failures = []
@@ -301,9 +317,9 @@ def test_fairness():
     dom = domain("fair")
     sl = ["--slice", os.environ.get("SCHED_KVM_SLICE", FAIR_SLICE)]
     rep = int(os.environ.get("SCHED_KVM_REPORT_MS", FAIR_REPORT_MS))
-    vms = [hog("A", 1, sched_args(dom, "0", "--weight", "2048", *sl), report_ms=rep),
-           hog("B", 1, sched_args(dom, "0", "--weight", "1024", *sl), report_ms=rep),
-           hog("C", 1, sched_args(dom, "0", "--weight", "1024", *sl), report_ms=rep)]
+    vms = [hog("A", 1, sched_args(dom, "0", "--weight", "2048", *sl), PIN, rep),
+           hog("B", 1, sched_args(dom, "0", "--weight", "1024", *sl), PIN, rep),
+           hog("C", 1, sched_args(dom, "0", "--weight", "1024", *sl), PIN, rep)]
     if not all(check(g.wait_for(has_progress(2), 120), f"{g.tag} prints hog progress")
                for g in vms):
         return
@@ -320,30 +336,53 @@ def test_fairness():
     t0 = max(t_start, max(p[0][0] for p in prog.values()))
     t1 = min(p[-1][0] for p in prog.values())
     check(t1 - t0 > 10, f"all three ran together for {t1 - t0:.1f} s (> 10 s)")
-    loops = {}
-    for tag, p in prog.items():
-        a, b = interp(p, t0), interp(p, t1)
-        loops[tag] = (b[0] - a[0]) if a and b else 0
-    log("guest loops in the common window: " +
-        ", ".join(f"{k}={v:.0f}" for k, v in loops.items()))
-    if min(loops.values()) <= 0:
-        check(False, "every VM made progress in the common window")
-        return
-    ab, bc = loops["A"] / loops["B"], loops["B"] / loops["C"]
-    check(abs(ab / 2 - 1) <= TOL_FAIR, f"weight 2048 vs 1024: loops ratio A/B = {ab:.3f} "
-          f"(want 2 +- {TOL_FAIR * 100:.0f} %)")
-    check(abs(bc - 1) <= TOL_FAIR, f"weight 1024 vs 1024: loops ratio B/C = {bc:.3f} "
-          f"(want 1 +- {TOL_FAIR * 100:.0f} %)")
-    if s0 and s1:
+    # Guest work per slice of curr time varies with the emulating host's
+    # load (it deschedules the nested CPU running the curr vCPU now and then,
+    # in bursts): the median ratio of FAIR_PARTS sub-windows, not the sum.
+    ratios = []
+    for i in range(FAIR_PARTS):
+        ta = t0 + (t1 - t0) * i / FAIR_PARTS
+        tb = t0 + (t1 - t0) * (i + 1) / FAIR_PARTS
+        d = {}
+        for tag, p in prog.items():
+            a, b = interp(p, ta), interp(p, tb)
+            d[tag] = (b[0] - a[0]) if a and b else 0
+        log(f"sub-window {i}: guest loops " + ", ".join(f"{k}={v:.0f}" for k, v in d.items()))
+        if min(d.values()) <= 0:
+            check(False, f"every VM made progress in sub-window {i}")
+            return
+        ratios.append((d["A"] / d["B"], d["B"] / d["C"]))
+    ab = sorted(r[0] for r in ratios)[FAIR_PARTS // 2]
+    bc = sorted(r[1] for r in ratios)[FAIR_PARTS // 2]
+    log(f"guest loops ratio A/B: median {ab:.3f} of {[round(r[0], 2) for r in ratios]}; "
+        f"B/C: median {bc:.3f} of {[round(r[1], 2) for r in ratios]}")
+    # The scheduler's decision: curr time per vCPU (lagvisor stat run_ns).
+    if check(s0 is not None and s1 is not None, "lagvisor stat read the domain"):
         run = {}
         for v1 in s1["vcpus"]:
             v0 = next((v for v in s0["vcpus"] if v["pid"] == v1["pid"]), None)
             if v0:
                 run[v1["pid"]] = v1["run_ns"] - v0["run_ns"]
         r = [run.get(g.pid, 0) for g in vms]
-        if min(r) > 0:
-            log(f"lagvisor stat run_ns ratio (info): A/B = {r[0] / r[1]:.3f}, "
-                f"B/C = {r[1] / r[2]:.3f}")
+        if check(min(r) > 0, f"each VM ran in the window ({[x // 1000000 for x in r]} ms)"):
+            check(abs(r[0] / r[1] / 2 - 1) <= TOL_FAIR, f"scheduler: run time A/B = "
+                  f"{r[0] / r[1]:.3f} (want 2 +- {TOL_FAIR * 100:.0f} %)")
+            check(abs(r[1] / r[2] - 1) <= TOL_FAIR, f"scheduler: run time B/C = "
+                  f"{r[1] / r[2]:.3f} (want 1 +- {TOL_FAIR * 100:.0f} %)")
+    # What the guests got. Under an emulating host the work a vCPU does per
+    # ms of curr time swings with that host's load (measured at load 11 on
+    # 2 cores: equal-weight sub-window ratios 0.43-1.35 while the scheduler
+    # gave 0.975), so the equal-weight pair is the control: when it agrees
+    # within TOL_FAIR the 2:1 pair must too; when it does not, the run is
+    # too noisy to judge guest work and says so.
+    if abs(bc - 1) <= TOL_FAIR:
+        check(abs(ab / 2 - 1) <= TOL_FAIR, f"guests: weight 2048 vs 1024 did "
+              f"{ab:.3f}x the work (want 2 +- {TOL_FAIR * 100:.0f} %; the 1024 vs 1024 "
+              f"control: {bc:.3f})")
+    else:
+        log(f"guests: NOT JUDGED: the equal-weight control did {bc:.3f}x the work of its "
+            f"twin (> {TOL_FAIR * 100:.0f} % off): guest work per curr time is too noisy "
+            "on this host now")
 
 
 def test_starvation():
@@ -383,28 +422,36 @@ def test_starvation():
             k, ta = worst[1], worst[2]
             seen = [r[(g.pid, k)] for t, r in stats
                     if ta <= t <= ta + worst[0] and (g.pid, k) in r]
+            snaps = [r for t, r in stats if ta <= t <= ta + worst[0]]
             if len(seen) > 1:
+                others = sum(snaps[-1][x][0] - snaps[0][x][0] for x in snaps[-1]
+                             if x in snaps[0] and x != (g.pid, k))
                 log(f"{g.tag}/vCPU{k} made no guest progress for {worst[0]:.2f} s from "
                     f"t={ta - t_start:.1f} s; lagvisor stat over {len(seen) - 1} s of it: run "
                     f"+{(seen[-1][0] - seen[0][0]) / 1e6:.0f} ms, wait "
-                    f"+{(seen[-1][1] - seen[0][1]) / 1e6:.0f} ms")
+                    f"+{(seen[-1][1] - seen[0][1]) / 1e6:.0f} ms; the other vCPUs ran "
+                    f"{others / 1e6:.0f} ms meanwhile")
         check(worst[1] is None, f"{g.tag}: every vCPU advanced in every span of >= "
               f"{STARVE_BOUND_S} s")
         a, b = interp(p, t0), interp(p, t1)
         shares += [(f"{g.tag}/vCPU{i}", y - x) for i, (x, y) in enumerate(zip(a, b))]
     total = sum(s for _, s in shares)
     fair = total / len(shares)
-    log("loops per vCPU in the common window: " +
+    log("guest loops per vCPU in the common window (info: vCPU 0 also prints): " +
         ", ".join(f"{k}={v:.0f} ({v / fair:.2f}x fair)" for k, v in shares))
-    worst = max(shares, key=lambda s: abs(s[1] / fair - 1))
-    check(abs(worst[1] / fair - 1) <= STARVE_SHARE,
-          f"every vCPU got its share within {STARVE_SHARE * 100:.0f} % of fair "
-          f"(worst {worst[0]}: {worst[1] / fair:.2f}x)")
-
-
-def wakebench_requests(g):
-    return sum(int(m.group(1)) for m in
-               (re.search(r"worker \d+: (\d+) requests", l) for _, l in g.snapshot()) if m)
+    if check(len(stats) > 5, f"{len(stats)} lagvisor stat samples"):
+        first, last = stats[0][1], stats[-1][1]
+        run = {k: last[k][0] - first[k][0] for k in last if k in first}
+        fair_run = sum(run.values()) / len(run)
+        tag = {g.pid: g.tag for g in vms}
+        log("scheduler run time per vCPU: " + ", ".join(
+            f"{tag.get(p, p)}/vCPU{v}={r / 1e6:.0f} ms ({r / fair_run:.2f}x fair)"
+            for (p, v), r in sorted(run.items())))
+        check(len(run) == 6, f"6 vCPUs in the domain ({len(run)})")
+        worst = max(run.items(), key=lambda kv: abs(kv[1] / fair_run - 1))
+        check(abs(worst[1] / fair_run - 1) <= STARVE_SHARE, f"scheduler: every vCPU got its "
+              f"run time within {STARVE_SHARE * 100:.0f} % of fair (worst "
+              f"{tag.get(worst[0][0])}/vCPU{worst[0][1]}: {worst[1] / fair_run:.2f}x)")
 
 
 def describe_hang(g, dom):
