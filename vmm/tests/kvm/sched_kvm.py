@@ -630,7 +630,9 @@ def run_features(flags):
     wake = sum(x["wakeups"] for x in wv)
     log(f"{flags or 'default flags'}: hog vCPU preempted {pre} times, "
         f"wakebench vCPUs woke {wake} times")
-    check(wake > 100, f"wakebench vCPUs woke {wake} times (> 100) in the domain")
+    # enough wakeups that 0 preemptions means something: with the default
+    # flags about a third of them preempt the hog (325 of 927 in one run)
+    check(wake >= 20, f"wakebench vCPUs woke {wake} times (>= 20) in the domain")
     return pre
 
 
