@@ -386,8 +386,19 @@ void sched_bind_vcpu_exit(struct sched_bind_vcpu *v)
 	uint64_t now = sched_bind_now_ns();
 
 	__atomic_store_n(&b->local[v->id], NULL, __ATOMIC_RELEASE);
+	/* The held pCPU turns into this member's claim first: once in_use
+	 * drops, a pCPU still naming this entity counts as an orphan
+	 * (reap_orphans), and this one is not. */
+	if (p != SCHED_NONE) {
+		uint32_t me = v->id;
+
+		__atomic_compare_exchange_n(&bind_pcpu(b, p)->released, &me,
+					    SCHED_SHM_CLAIM_BASE + (b->shm->member == SCHED_NONE ?
+								    0 : b->shm->member),
+					    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
 	sched_entity_remove(&b->h, v->id, now);
-	__atomic_store_n(&bind_vcpu(b, v->id)->in_use, 0u, __ATOMIC_RELEASE);
+	__atomic_store_n(&bind_vcpu(b, v->id)->in_use, 0u, __ATOMIC_SEQ_CST);
 	if (p != SCHED_NONE) {
 		struct sched_switch sw;
 

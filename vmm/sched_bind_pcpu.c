@@ -268,10 +268,38 @@ static void member_dead(void *arg, pid_t pid)
 	}
 }
 
+/*
+ * A pCPU handed to an entity whose thread has already left: a holder
+ * picked it (sched/ made it curr) just before its VM stopped and its
+ * thread, on the way out, removed it without seeing the grant. Nobody
+ * would ever decide for that pCPU again and everything queued there would
+ * starve. in_use drops only after an exiting thread passed on what it
+ * held (sched_bind_vcpu_exit), so a holder token naming an entity not in
+ * use is an orphan: take it back like a dead member's.
+ */
+static void reap_orphans(struct sched_bind *b)
+{
+	for (unsigned p = 0; p < b->shm->hdr->nr_pcpus; p++) {
+		struct sched_shm_pcpu *pc = bind_pcpu(b, p);
+		uint32_t r = __atomic_load_n(&pc->released, __ATOMIC_SEQ_CST);
+
+		if (r == SCHED_NONE || r >= SCHED_SHM_CLAIM_BASE ||
+		    __atomic_load_n(&bind_vcpu(b, r)->in_use, __ATOMIC_SEQ_CST))
+			continue;
+		if (__atomic_compare_exchange_n(&pc->released, &r, SCHED_NONE, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&pc->kicked, 1u, __ATOMIC_SEQ_CST);
+			to_service[p / 64] |= 1ull << (p % 64);
+			any_to_service = true;
+		}
+	}
+}
+
 int sched_bind_reap(struct sched_bind *b)
 {
 	int r = sched_shm_reap(b->shm, &b->h, sched_bind_now_ns(), member_dead, b);
 
+	reap_orphans(b);
 	sched_bind_service_pending(b);
 	return r;
 }

@@ -65,6 +65,10 @@ int sched_host_open(struct sched_host *sh, const struct sched_options *o, unsign
 		goto fail;
 	}
 	sh->bind_ok = true;
+	if (o->domain)
+		log_info("scheduling domain %s (%s): %s, %u member(s) now", o->domain,
+			 sh->shm.path, sh->shm.created ? "created" : "joined",
+			 sched_shm_nr_members(&sh->shm));
 	if (!sh->shm.created && o->features) {
 		r = sched_features_parse(sh->shm.dom, o->features);
 		if (r) {

@@ -115,6 +115,35 @@ int lapic_send_ipi(uint32_t dest, uint32_t icr)
 #define CAL_TICKS      (1u << 22)
 #define CAL_TIMEOUT_MS 2000
 
+/*
+ * One current-count read and the TSC around it. The read is a VM exit, and
+ * a VMM that schedules vCPUs may run another vCPU before this one resumes
+ * (lagvisor --sched eevdf on a busy host CPU): pairing the count with a
+ * TSC taken on one side only then misses that whole wait. The TSC on both
+ * sides bounds when the count was read; the narrowest of a few reads is
+ * the one to trust, its midpoint off by at most half its width.
+ */
+#define CAL_READS 5
+
+static uint32_t count_at(uint64_t *t_mid)
+{
+	uint64_t best = ~0ull;
+	uint32_t c = 0;
+
+	for (unsigned i = 0; i < CAL_READS; i++) {
+		uint64_t a = rdtsc();
+		uint32_t v = lapic_read(APIC_TMCCT);
+		uint64_t b = rdtsc();
+
+		if (b - a < best) {
+			best = b - a;
+			c = v;
+			*t_mid = a + (b - a) / 2;
+		}
+	}
+	return c;
+}
+
 uint64_t lapic_timer_calibrate(void)
 {
 	uint64_t t0, t1, end = tsc_deadline_ms(CAL_TIMEOUT_MS);
@@ -123,11 +152,9 @@ uint64_t lapic_timer_calibrate(void)
 	lapic_write(APIC_TDCR, APIC_TDCR_DIV1);
 	lapic_write(APIC_LVTT, APIC_LVT_MASKED);
 	lapic_write(APIC_TMICT, 0xffffffff);
-	c0 = lapic_read(APIC_TMCCT);
-	t0 = rdtsc();
+	c0 = count_at(&t0);
 	do {
-		c1 = lapic_read(APIC_TMCCT);
-		t1 = rdtsc();
+		c1 = count_at(&t1);
 		if ((int64_t)(t1 - end) > 0) {
 			lapic_timer_stop();
 			return 0;

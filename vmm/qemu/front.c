@@ -294,7 +294,7 @@ static int front_open_monitor(struct front *f)
  * <cputune><shares>: the weight libvirt gave the domain's cgroup, unless
  * -lagvisor set a weight, nice or idle itself.
  */
-static void front_cgroup_weight(struct sched_options *so)
+static void front_cgroup_weight(struct sched_options *so, enum sched_mode mode)
 {
 	char text[4096];
 	uint32_t w;
@@ -311,6 +311,12 @@ static void front_cgroup_weight(struct sched_options *so)
 	text[n] = '\0';
 	if (cgroup_cpu_weight(text, "/sys/fs/cgroup", &w) || w == 1024)
 		return;
+	if (mode == SCHED_MODE_HOST) {
+		/* the host scheduler applies the cgroup's weight itself */
+		log_info("weight %u from the cgroup's CPU weight (libvirt <shares>), "
+			 "applied by the host scheduler (--sched host)", w);
+		return;
+	}
 	so->weight = w;
 	log_info("weight %u from the cgroup's CPU weight (libvirt <shares>)", w);
 }
@@ -327,7 +333,7 @@ int front_init(struct front *f, struct qemu_launch *launch)
 	f->m = launch->standin ? &front_standin_ops : &front_vm_ops;
 	f->serial.out_fd = f->serial.in_fd = f->serial.pty_master = f->serial.pty_slave = -1;
 	f->state = launch->start_paused ? QMP_STATE_PRELAUNCH : QMP_STATE_RUNNING;
-	front_cgroup_weight(&launch->cfg.sched_opts);
+	front_cgroup_weight(&launch->cfg.sched_opts, launch->cfg.sched);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	/* Before any thread exists, so that every thread inherits the mask. */
