@@ -29,21 +29,11 @@
  * Checks are sanity only: options valid, the LAPIC timer counts, it ran.
  */
 #include "guest.h"
+#include "kvm_para.h"
 #include "lathist.h"
 #include "options.h"
 
 #define VEC_PER_TIMER          0x62
-#define MSR_KVM_STEAL_TIME     0x4b564d03
-#define KVM_FEATURE_STEAL_TIME 5
-
-struct kvm_steal_time {
-	uint64_t steal;
-	uint32_t version;
-	uint32_t flags;
-	uint8_t preempted;
-	uint8_t pad8[3];
-	uint32_t pad[11];
-};
 
 static volatile struct kvm_steal_time st __attribute__((aligned(64)));
 static bool have_steal;

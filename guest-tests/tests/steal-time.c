@@ -16,22 +16,12 @@
  * `preempted` must read 0 (halted is not preempted).
  */
 #include "guest.h"
+#include "kvm_para.h"
 #include "options.h"
 
-#define MSR_KVM_STEAL_TIME  0x4b564d03
-#define KVM_FEATURE_STEAL_TIME 5
 #define VEC_TIMER  0x40
 #define ROUNDS     200
 #define TICKS      (1u << 20)      /* ~1 ms at 1 GHz */
-
-struct kvm_steal_time {
-	uint64_t steal;
-	uint32_t version;
-	uint32_t flags;
-	uint8_t preempted;
-	uint8_t pad8[3];
-	uint32_t pad[11];
-};
 
 static volatile struct kvm_steal_time st __attribute__((aligned(64)));
 static volatile struct kvm_steal_time st1 __attribute__((aligned(64)));
