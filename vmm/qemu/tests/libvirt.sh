@@ -47,17 +47,26 @@ done
 
 # Under scripts/nested-kvm the host's root, and so /var/lib/libvirt, is a
 # 9p mount, which cannot hold the unix sockets libvirt binds there (QMP
-# monitors): give this (throw-away) VM a private tmpfs in its place.
-if [ "$(stat -f -c %T /var/lib/libvirt 2>/dev/null)" = v9fs ] && [ -e /dev/kvm ]; then
+# monitors): give this (throw-away) VM a private tmpfs in its place. There
+# the chroot's /proc/mounts names /dev/pts by its path outside the chroot,
+# so libvirt's per-domain /dev would lack it (no pty): its mount namespace
+# is turned off, in a qemu.conf copy bound over the original in this VM.
+if [ "$(findmnt -n -o FSTYPE -T /var/lib/libvirt 2>/dev/null)" = 9p ] && [ -e /dev/kvm ]; then
 	mount -t tmpfs -o mode=755 tmpfs /var/lib/libvirt &&
 		mkdir -p /var/lib/libvirt/qemu /var/lib/libvirt/images ||
 		{ echo "FAIL: cannot put a tmpfs on /var/lib/libvirt (9p host root)"; exit 1; }
+	mkdir -p /run/lagvisor-nested
+	{ cat /etc/libvirt/qemu.conf; echo 'namespaces = [ ]'; } >/run/lagvisor-nested/qemu.conf &&
+		mount --bind /run/lagvisor-nested/qemu.conf /etc/libvirt/qemu.conf ||
+		{ echo "FAIL: cannot bind a qemu.conf without namespaces (nested)"; exit 1; }
 fi
 
 work=$(mktemp -d /tmp/lagvisor-libvirt.XXXXXX)
 chmod 755 "$work"
 URI="qemu:///system?socket=$work/run/libvirt-sock"
 libvirtd_pid='' virtlogd_pid='' failures=0 domains=()
+# Domain names: unique per run ($$ alone repeats in a fresh nested VM).
+sfx=$$-$RANDOM
 # The binary and the guest where libvirt-qemu can reach them.
 cp "$emu_src" "$work/lagvisor-qemu" && chmod 755 "$work/lagvisor-qemu"
 cp "$elf_src" "$work/guest.elf" && chmod 644 "$work/guest.elf"
@@ -225,14 +234,31 @@ lifecycle() {
 }
 
 if [ "$mode" = standin ]; then
-	check "virsh define accepts the example domain" define "lagvisor-example-$$" sched=host cpus=2
+	check "virsh define accepts the example domain" define "lagvisor-example-$sfx" sched=host cpus=2
 	check "the defined domain runs lagvisor-qemu" bash -c \
-		"virsh -q -c '$URI' dumpxml lagvisor-example-$$ | grep -q '<emulator>$EMU</emulator>'"
-	define "lagvisor-standin-$$" machine=standin,verbose=1 cpus=2
-	lifecycle "lagvisor-standin-$$" "lagvisor stand-in: tick"
+		"virsh -q -c '$URI' dumpxml lagvisor-example-$sfx | grep -q '<emulator>$EMU</emulator>'"
+	define "lagvisor-standin-$sfx" machine=standin,verbose=1 cpus=2
+	lifecycle "lagvisor-standin-$sfx" "lagvisor stand-in: tick"
 else
-	define "lagvisor-hog-$$" sched=host,verbose=1 "cpus=2 hog.duration_ms=0 hog.report_ms=500"
-	lifecycle "lagvisor-hog-$$" "hog: t="
+	define "lagvisor-hog-$sfx" sched=host,verbose=1 "cpus=2 hog.duration_ms=0 hog.report_ms=500"
+	lifecycle "lagvisor-hog-$sfx" "hog: t="
+	# The same under lagvisor's scheduler, then two domains sharing one
+	# lagvisor scheduling domain (both must run: hog output from each).
+	define "lagvisor-eevdf-$sfx" sched=eevdf,verbose=1 "cpus=2 hog.duration_ms=0 hog.report_ms=500"
+	lifecycle "lagvisor-eevdf-$sfx" "hog: t="
+	for d in a b; do
+		define "lagvisor-shared-$d-$sfx" "sched=eevdf,sched-domain=lvtest-$sfx,verbose=1" \
+			"cpus=2 hog.duration_ms=0 hog.report_ms=500"
+		check "lagvisor-shared-$d-$sfx: virsh start" v start "lagvisor-shared-$d-$sfx"
+	done
+	for d in a b; do
+		out=$(console_text "lagvisor-shared-$d-$sfx" 4)
+		check "lagvisor-shared-$d-$sfx: runs in the shared scheduling domain (hog output)" \
+			grep -q "hog: t=" <<<"$out"
+		check "lagvisor-shared-$d-$sfx: joined domain lvtest-$sfx" \
+			grep -q "lvtest-$sfx" "/var/log/libvirt/qemu/lagvisor-shared-$d-$sfx.log"
+		v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1
+	done
 fi
 
 echo "$failures failure(s)"
