@@ -53,8 +53,13 @@ done
 # is turned off, in a qemu.conf copy bound over the original in this VM.
 if [ "$(findmnt -n -o FSTYPE -T /var/lib/libvirt 2>/dev/null)" = 9p ] && [ -e /dev/kvm ]; then
 	mount -t tmpfs -o mode=755 tmpfs /var/lib/libvirt &&
-		mkdir -p /var/lib/libvirt/qemu /var/lib/libvirt/images ||
+		mkdir -p /var/lib/libvirt/qemu /var/lib/libvirt/images &&
+		mount -t tmpfs -o mode=755 tmpfs /var/cache/libvirt ||
 		{ echo "FAIL: cannot put a tmpfs on /var/lib/libvirt (9p host root)"; exit 1; }
+	# No udev in that VM: /dev/kvm as Debian's udev rules leave it, for
+	# the libvirt-qemu user (group kvm) the emulator runs as.
+	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm ||
+		{ echo "FAIL: cannot give group kvm access to /dev/kvm (nested)"; exit 1; }
 	mkdir -p /run/lagvisor-nested
 	{ cat /etc/libvirt/qemu.conf; echo 'namespaces = [ ]'; } >/run/lagvisor-nested/qemu.conf &&
 		mount --bind /run/lagvisor-nested/qemu.conf /etc/libvirt/qemu.conf ||
