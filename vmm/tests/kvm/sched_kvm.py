@@ -665,6 +665,9 @@ KNOWN_ISSUES = {
                "vCPU blocked and the host CPU idle (5 of 5 nested runs; the message "
                "vCPU's short LAPIC-timer block is not woken: lost timer wakeup or "
                "grant suspected in vmm/sched_bind.c)",
+    "member-death": "in a clean-clone CI run the surviving wakebench VM (S2) stalled "
+                    "while members were killed (exit status None after 272 s), as "
+                    "sched-kvm-wakeups' VM does: the same lost wakeup is suspected",
     "starvation": "one of 6 hog vCPUs on one host CPU made no progress for 2.6-3.8 s "
                   "(3 of 4 nested runs) while lagvisor stat showed fair run time",
 }
