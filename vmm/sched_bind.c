@@ -110,7 +110,18 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 	v->run_start_ns = now;
 	__atomic_store_n(&vs->stint_start_ns, now, __ATOMIC_RELEASE);
 	timer_sync(v);
-	/* a decision may have been asked of p between the grant and now */
+	/*
+	 * A decision may have been asked of p between the previous holder's
+	 * last look at `kicked` and our grant: a wake listed on p, or queued
+	 * there with need-resched. Its kicker read `released` while it still
+	 * named the previous holder and signalled that thread, not us. Left
+	 * alone, we would enter the guest and take no decision until our
+	 * next exit, which a spinning guest may never make (a vCPU waiting
+	 * for the IPI reply of the very vCPU listed here: a hang, seen in
+	 * ipi-4-eevdf and wakebench). So leave guest mode at once and check.
+	 */
+	if (__atomic_load_n(&bind_pcpu(v->b, p)->kicked, __ATOMIC_SEQ_CST) && v->kick)
+		v->kick(v->opaque);
 }
 
 /*
