@@ -317,6 +317,21 @@ def calibrate_tsc():
 
 # --- tests -----------------------------------------------------------------
 
+def stop_hogs_together(vms, t_start, who):
+    """Stop hog VMs that must still be running; their hog progress and the
+    window [t0, t1] in which all of them reported, checked to span > 10 s."""
+    for g in vms:
+        check(g.running(), f"{g.tag} still running after the measured window")
+        g.kill(signal.SIGTERM)
+    for g in vms:
+        g.wait(30)
+    prog = {g.tag: g.hog_progress() for g in vms}
+    t0 = max(t_start, max(p[0][0] for p in prog.values()))
+    t1 = min(p[-1][0] for p in prog.values())
+    check(t1 - t0 > 10, f"{who} ran together for {t1 - t0:.1f} s (> 10 s)")
+    return prog, t0, t1
+
+
 def test_fairness():
     dom = domain("fair")
     sl = ["--slice", os.environ.get("SCHED_KVM_SLICE", FAIR_SLICE)]
@@ -331,15 +346,7 @@ def test_fairness():
     s0 = stat(dom)
     time.sleep(FAIR_WINDOW_S)
     s1 = stat(dom)
-    for g in vms:
-        check(g.running(), f"{g.tag} still running after the measured window")
-        g.kill(signal.SIGTERM)
-    for g in vms:
-        g.wait(30)
-    prog = {g.tag: g.hog_progress() for g in vms}
-    t0 = max(t_start, max(p[0][0] for p in prog.values()))
-    t1 = min(p[-1][0] for p in prog.values())
-    check(t1 - t0 > 10, f"all three ran together for {t1 - t0:.1f} s (> 10 s)")
+    prog, t0, t1 = stop_hogs_together(vms, t_start, "all three")
     # Guest work per slice of curr time varies with the emulating host's
     # load (it deschedules the nested CPU running the curr vCPU now and then,
     # in bursts): the median ratio of FAIR_PARTS sub-windows, not the sum.
@@ -405,15 +412,7 @@ def test_starvation():
             stats.append((time.monotonic(), {(v["pid"], v["vcpu"]): (v["run_ns"], v["wait_ns"])
                                               for v in s["vcpus"]}))
         time.sleep(1)
-    for g in vms:
-        check(g.running(), f"{g.tag} still running after the measured window")
-        g.kill(signal.SIGTERM)
-    for g in vms:
-        g.wait(30)
-    prog = {g.tag: g.hog_progress() for g in vms}
-    t0 = max(t_start, max(p[0][0] for p in prog.values()))
-    t1 = min(p[-1][0] for p in prog.values())
-    check(t1 - t0 > 10, f"both ran together for {t1 - t0:.1f} s (> 10 s)")
+    prog, t0, t1 = stop_hogs_together(vms, t_start, "both")
     shares = []
     for g in vms:
         p = prog[g.tag]
