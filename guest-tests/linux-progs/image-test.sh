@@ -60,7 +60,10 @@ fi
 echo "running:$(printf " %q" "${cmd[@]}")"
 timeout -k 5 "$timeout_s" "${cmd[@]}" </dev/null >"$work/console.log" 2>&1
 st=$?
-tr -d '\r' <"$work/console.log" | grep -E '^lagvisor-guest:|^wakebench:|^Wakeup|^	|^average rps'
+# The guest's own lines, and lagvisor's errors and warnings (a triple
+# fault, an emulation failure) wherever the run ended.
+tr -d '\r' <"$work/console.log" |
+	grep -E '^lagvisor-guest:|^wakebench:|^Wakeup|^	|^average rps|^lagvisor: (error|warning)'
 [ $st -ne 124 ] || { echo "FAIL: no power-off within $timeout_s s"; exit 1; }
 grep -q "lagvisor-guest: run wakebench" "$work/console.log" ||
 	{ tail -n 30 "$work/console.log"; echo "FAIL: /init did not run wakebench"; exit 1; }
