@@ -255,7 +255,13 @@ def thread_ticks(pid):
 
 
 def interp(progress, t):
-    """Total loops of a hog at host time t, linear between progress lines."""
+    """Total loops of a hog at host time t, linear between progress lines.
+    A window edge computed as t0 + (t1 - t0) * k / n can land a rounding
+    error past the last line it was derived from: clamp that much."""
+    if progress and -1e-6 < t - progress[-1][0] <= 1e-6:
+        t = progress[-1][0]
+    if progress and -1e-6 <= progress[0][0] - t < 1e-6:
+        t = progress[0][0]
     for (t0, a), (t1, b) in zip(progress, progress[1:]):
         if t0 <= t <= t1:
             f = (t - t0) / (t1 - t0) if t1 > t0 else 1.0
