@@ -403,9 +403,7 @@ void sched_bind_vcpu_exit(struct sched_bind_vcpu *v)
 	if (p != SCHED_NONE) {
 		uint32_t me = v->id;
 
-		__atomic_compare_exchange_n(&bind_pcpu(b, p)->released, &me,
-					    SCHED_SHM_CLAIM_BASE + (b->shm->member == SCHED_NONE ?
-								    0 : b->shm->member),
+		__atomic_compare_exchange_n(&bind_pcpu(b, p)->released, &me, bind_claim_token(b),
 					    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 	sched_entity_remove(&b->h, v->id, now);

@@ -26,6 +26,13 @@ static inline struct sched_shm_vcpu *bind_vcpu(struct sched_bind *b, unsigned id
 	return &b->shm->vcpus[id];
 }
 
+/* The token a thread of this member writes into `released` while it
+ * claims a pCPU (sched_shm.h). */
+static inline uint32_t bind_claim_token(const struct sched_bind *b)
+{
+	return SCHED_SHM_CLAIM_BASE + (b->shm->member == SCHED_NONE ? 0 : b->shm->member);
+}
+
 /* futex(2) on a word that may be shared between processes. */
 long sched_bind_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts);
 

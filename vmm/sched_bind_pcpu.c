@@ -183,7 +183,7 @@ void sched_bind_grant(struct sched_bind *b, unsigned id, uint32_t word)
 void sched_bind_service(struct sched_bind *b, unsigned p)
 {
 	struct sched_shm_pcpu *pc = bind_pcpu(b, p);
-	uint32_t claim = SCHED_SHM_CLAIM_BASE + (b->shm->member == SCHED_NONE ? 0 : b->shm->member);
+	uint32_t claim = bind_claim_token(b);
 
 	for (;;) {
 		uint32_t exp = SCHED_NONE;
@@ -243,6 +243,20 @@ void sched_bind_unservice(unsigned p)
 	to_service[p / 64] &= ~(1ull << (p % 64));
 }
 
+/* p's token still says r, which will never let go: take p back (if r is
+ * still there) and have this thread decide for it. */
+static void take_back(struct sched_bind *b, unsigned p, uint32_t r)
+{
+	struct sched_shm_pcpu *pc = bind_pcpu(b, p);
+
+	if (__atomic_compare_exchange_n(&pc->released, &r, SCHED_NONE, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&pc->kicked, 1u, __ATOMIC_SEQ_CST);
+		to_service[p / 64] |= 1ull << (p % 64);
+		any_to_service = true;
+	}
+}
+
 /* A dead member's threads held pCPUs or claims: take them back and decide. */
 static void member_dead(void *arg, pid_t pid)
 {
@@ -259,12 +273,8 @@ static void member_dead(void *arg, pid_t pid)
 			dead = b->shm->members[r - SCHED_SHM_CLAIM_BASE].pid == pid;
 		else
 			dead = bind_vcpu(b, r)->pid == pid;
-		if (dead && __atomic_compare_exchange_n(&pc->released, &r, SCHED_NONE, false,
-							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			__atomic_store_n(&pc->kicked, 1u, __ATOMIC_SEQ_CST);
-			to_service[p / 64] |= 1ull << (p % 64);
-			any_to_service = true;
-		}
+		if (dead)
+			take_back(b, p, r);
 	}
 }
 
@@ -286,12 +296,7 @@ static void reap_orphans(struct sched_bind *b)
 		if (r == SCHED_NONE || r >= SCHED_SHM_CLAIM_BASE ||
 		    __atomic_load_n(&bind_vcpu(b, r)->in_use, __ATOMIC_SEQ_CST))
 			continue;
-		if (__atomic_compare_exchange_n(&pc->released, &r, SCHED_NONE, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			__atomic_store_n(&pc->kicked, 1u, __ATOMIC_SEQ_CST);
-			to_service[p / 64] |= 1ull << (p % 64);
-			any_to_service = true;
-		}
+		take_back(b, p, r);
 	}
 }
 
