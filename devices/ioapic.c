@@ -121,11 +121,20 @@ int ioapic_init(struct ioapic *io, struct apic_bus *bus, uint8_t id)
 	if (r)
 		return -r;
 	io->bus = bus;
-	io->id = id;
-	for (unsigned i = 0; i < IOAPIC_PINS; i++)
-		io->redir[i] = RTE_MASKED;
+	io->reset_id = id;
+	ioapic_reset(io);
 	apic_bus_set_eoi_listener(bus, eoi_listener, io);
 	return 0;
+}
+
+void ioapic_reset(struct ioapic *io)
+{
+	pthread_mutex_lock(&io->lock);
+	io->id = io->reset_id;
+	io->ioregsel = 0;
+	for (unsigned i = 0; i < IOAPIC_PINS; i++)
+		io->redir[i] = RTE_MASKED;
+	pthread_mutex_unlock(&io->lock);
 }
 
 int ioapic_attach(struct ioapic *io, struct bus *mmio, uint64_t base)

@@ -42,6 +42,7 @@ struct ioapic {
 	pthread_mutex_t lock;
 	struct apic_bus *bus;
 	uint8_t id;
+	uint8_t reset_id;               /* id at power-on */
 	uint8_t ioregsel;
 	uint32_t asserted;              /* input state, bit per pin */
 	uint64_t redir[IOAPIC_PINS];
@@ -53,6 +54,9 @@ int ioapic_init(struct ioapic *io, struct apic_bus *bus, uint8_t id);
 /* Register the MMIO window [base, base + IOAPIC_MMIO_SIZE) on `mmio`. */
 int ioapic_attach(struct ioapic *io, struct bus *mmio, uint64_t base);
 void ioapic_destroy(struct ioapic *io);
+/* System reset: ID back to ioapic_init's, every entry masked. The input
+ * pins keep their state: the devices driving them are not reset here. */
+void ioapic_reset(struct ioapic *io);
 
 /* Input pin `pin` to `level` (0/1). Pins >= 24 are logged once. */
 void ioapic_set_irq(struct ioapic *io, unsigned pin, int level);

@@ -38,6 +38,20 @@ void lapic_regs_reset_locked(struct lapic *l)
 	lapic_timer_reset_locked(l);
 }
 
+/* Power-on (RESET), unlike INIT, also puts back the base, the mode and
+ * the TSC deadline; the BSP runs, every other CPU waits for a SIPI. */
+void lapic_reset(struct lapic *l)
+{
+	lapic_lock(l);
+	l->apic_base = LAPIC_DEFAULT_BASE | APIC_BASE_EN |
+		       (l->index == 0 ? APIC_BASE_BSP : 0);
+	lapic_regs_reset_locked(l);
+	l->init_pending = l->sipi_pending = false;
+	l->sipi_vector = 0;
+	l->wait_sipi = l->index != 0;
+	lapic_unlock(l);
+}
+
 int lapic_init(struct lapic *l, struct apic_bus *bus, unsigned index,
 	       const struct lapic_config *cfg)
 {
@@ -58,13 +72,8 @@ int lapic_init(struct lapic *l, struct apic_bus *bus, unsigned index,
 	l->base_rsvd = 0x2ffull | ~((1ull << bits) - 1);
 	if (cfg && cfg->no_x2apic)
 		l->base_rsvd |= APIC_BASE_EXTD;
-	l->apic_base = LAPIC_DEFAULT_BASE | APIC_BASE_EN |
-		       (index == 0 ? APIC_BASE_BSP : 0);
 	l->timer_armed_ns = LAPIC_NO_DEADLINE;
-	lapic_lock(l);
-	lapic_regs_reset_locked(l);
-	l->wait_sipi = index != 0;
-	lapic_unlock(l);
+	lapic_reset(l);
 	__atomic_store_n(&bus->lapic[index], l, __ATOMIC_RELEASE);
 	if (index >= bus->nr)
 		__atomic_store_n(&bus->nr, index + 1, __ATOMIC_RELEASE);

@@ -183,6 +183,9 @@ int apic_bus_deliver(struct apic_bus *bus, const struct apic_msg *msg);
 int lapic_init(struct lapic *l, struct apic_bus *bus, unsigned index,
 	       const struct lapic_config *cfg);
 void lapic_destroy(struct lapic *l);
+/* Back to the power-on state lapic_init left (a system reset; an INIT
+ * keeps the base and the mode). The timer is stopped and arm_timer told. */
+void lapic_reset(struct lapic *l);
 
 /*
  * MSR access for IA32_APIC_BASE (0x1b) and the x2APIC range 0x800-0x8ff.

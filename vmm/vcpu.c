@@ -441,10 +441,21 @@ static void *vcpu_thread(void *arg)
 		if (!v->sched_on) {
 			vcpu_loop(v);
 		} else {
-			/* the boot vCPU starts runnable; APs wait for INIT/SIPI */
-			if (v->index == 0)
+			/* The boot vCPU starts runnable; an AP waits for the
+			 * wake of its INIT/SIPI, so that its first enqueue is
+			 * its start. Waiting there it is outside the guest: it
+			 * counts as parked for vm_pause and the power-on
+			 * snapshot (vm_reset), which would wait for it else. */
+			bool ap = v->index != 0;
+
+			if (!ap)
 				sched_bind_vcpu_wake(&vm->sched.bind, &v->sb, NULL);
-			if (sched_bind_vcpu_wait(&v->sb) == 0)
+			else
+				vm_vcpu_count_parked(vm, 1);
+			r = sched_bind_vcpu_wait(&v->sb);
+			if (ap)
+				vm_vcpu_count_parked(vm, -1);
+			if (r == 0)
 				vcpu_loop(v);
 		}
 	}

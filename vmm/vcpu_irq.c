@@ -228,6 +228,37 @@ static void stuck_leave(struct vcpu *v)
 	__atomic_sub_fetch(&v->vm->nr_stuck, 1, __ATOMIC_SEQ_CST);
 }
 
+void vcpu_irq_reset(struct vcpu *v)
+{
+	lapic_reset(&v->irq.lapic);
+	/* Release: the thread's acquire in take_reset sees the LAPIC and the
+	 * registers vm_reset gave KVM (those through KVM's vCPU mutex too). */
+	__atomic_store_n(&v->irq.reset_pending, true, __ATOMIC_RELEASE);
+	vcpu_irq_notify(v);
+}
+
+static bool reset_seen(struct vcpu *v)
+{
+	return __atomic_load_n(&v->irq.reset_pending, __ATOMIC_ACQUIRE);
+}
+
+/* The thread's half of vcpu_irq_reset. */
+static void take_reset(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+
+	if (!__atomic_exchange_n(&q->reset_pending, false, __ATOMIC_ACQ_REL))
+		return;
+	q->wait_sipi = v->index != 0;
+	/* The old guest's area; the new one registers its own (RAM is clear). */
+	steal_time_msr_write(&q->steal, &v->vm->mem, 0);
+	/* What the last exit said no longer holds for the reset CPU (IF = 0). */
+	v->run->if_flag = 0;
+	v->run->ready_for_interrupt_injection = 0;
+	v->run->request_interrupt_window = 0;
+	log_debug("vCPU %u: system reset", v->index);
+}
+
 static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on);
 static bool vcpu_sleep_any(struct vcpu *v, enum wake_on on);
 
@@ -264,6 +295,9 @@ static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on)
 			vcpu_pause_park(v);
 			continue;
 		}
+		/* The CPU this sleep was for is gone: start over in before_run. */
+		if (reset_seen(v))
+			return true;
 		dl = run_timer(v, irqchip_now_ns());
 		if (has_wake_event(&q->lapic, on))
 			return true;
@@ -292,6 +326,10 @@ static bool vcpu_sleep_any(struct vcpu *v, enum wake_on on)
 			vcpu_pause_park(v);
 			continue;
 		}
+		if (reset_seen(v)) {
+			set_mode(v, VCPU_OUTSIDE);
+			return true;
+		}
 		dl = run_timer(v, irqchip_now_ns());
 		if (has_wake_event(&q->lapic, on)) {
 			set_mode(v, VCPU_OUTSIDE);
@@ -315,6 +353,8 @@ static int wait_for_sipi(struct vcpu *v)
 	for (;;) {
 		if (!vcpu_sleep(v, WAKE_STARTUP))
 			return VCPU_STOP;
+		if (reset_seen(v))
+			return VCPU_CONTINUE;   /* before_run takes it, looks again */
 		lapic_take_init(&q->lapic);
 		if (lapic_take_sipi(&q->lapic, &vector))
 			break;
@@ -360,6 +400,7 @@ int vcpu_irq_before_run(struct vcpu *v)
 	for (;;) {
 		/* Published before looking: see vcpu_irq.h. */
 		set_mode(v, VCPU_IN_RUN);
+		take_reset(v);
 		if (lapic_take_init(l)) {
 			log_debug("vCPU %u: INIT", v->index);
 			q->wait_sipi = true;

@@ -40,6 +40,8 @@ struct vcpu_irq {
 	uint32_t gen;              /* futex word, bumped by every notify */
 	int mode;                  /* enum vcpu_mode, atomic */
 	uint64_t deadline_ns;      /* LAPIC timer, LAPIC_NO_DEADLINE; atomic */
+	bool reset_pending;        /* vcpu_irq_reset done, the thread has not
+	                            * looked yet; atomic */
 
 	/* Owned by the vCPU thread. */
 	timer_t host_timer;
@@ -61,6 +63,15 @@ int vcpu_irq_create(struct vcpu *v, char *err, size_t errlen);
  * state (for a later INIT), steal time. 0 or -errno (logged). */
 int vcpu_irq_thread_init(struct vcpu *v);
 void vcpu_irq_destroy(struct vcpu *v);
+
+/*
+ * System reset of a paused VM (vm_reset; the thread is parked): the LAPIC
+ * back to power-on, then the thread, when it runs again, drops what it
+ * kept of the old guest (steal-time area, injection state) and starts
+ * over: the BSP at the regs vm_reset restored, an AP waiting for its SIPI,
+ * even if it was halted or waiting for a SIPI when the VM paused.
+ */
+void vcpu_irq_reset(struct vcpu *v);
 
 /* Something changed for v (see above). Any thread, any lock held but v's
  * own futex (there is none): never takes an irqchip lock. */

@@ -12,7 +12,9 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "vmm/irqchip_user.h"
 #include "vmm/vcpu.h"
+#include "vmm/vcpu_irq.h"
 #include "vmm/vm.h"
 
 /*
@@ -48,6 +50,7 @@ struct vcpu_snapshot {
 
 struct vm_snapshot {
 	unsigned nr_vcpus;
+	bool kernel_irqchip;                    /* chips and pit are valid */
 	struct kvm_irqchip chips[3];            /* PIC master, PIC slave, IOAPIC */
 	struct kvm_pit_state2 pit;
 	struct vcpu_snapshot vcpus[];
@@ -68,15 +71,23 @@ static int xioctl(int fd, unsigned long req, void *arg, const char *what, unsign
 	return -e;
 }
 
+/*
+ * With --irqchip user KVM has no LAPIC (KVM_GET_LAPIC fails) and keeps
+ * every vCPU RUNNABLE (an AP's wait for SIPI is lagvisor's): the LAPICs
+ * and the IOAPIC are reset through devices/ instead (vcpu_irq_reset).
+ */
 static int vcpu_take(struct vcpu *v, struct vcpu_snapshot *s)
 {
 	int fd = v->fd, r;
+	bool kern = !v->user_irqchip;
 
 	if ((r = xioctl(fd, KVM_GET_REGS, &s->regs, "KVM_GET_REGS", v->index)) ||
 	    (r = xioctl(fd, KVM_GET_SREGS, &s->sregs, "KVM_GET_SREGS", v->index)) ||
 	    (r = xioctl(fd, KVM_GET_FPU, &s->fpu, "KVM_GET_FPU", v->index)) ||
-	    (r = xioctl(fd, KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC", v->index)) ||
-	    (r = xioctl(fd, KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE", v->index)) ||
+	    (kern &&
+	     (r = xioctl(fd, KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC", v->index))) ||
+	    (kern &&
+	     (r = xioctl(fd, KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE", v->index))) ||
 	    (r = xioctl(fd, KVM_GET_VCPU_EVENTS, &s->events, "KVM_GET_VCPU_EVENTS",
 			v->index)))
 		return r;
@@ -99,6 +110,7 @@ static int vcpu_put(struct vcpu *v, const struct vcpu_snapshot *s)
 	/* The SET ioctls take non-const pointers; copies keep `s` const. */
 	struct vcpu_snapshot c = *s;
 	int fd = v->fd, r;
+	bool kern = !v->user_irqchip;
 
 	/* sregs (modes) before regs; the LAPIC before the MP state that
 	 * refers to it; events last, clearing anything pending. */
@@ -107,8 +119,10 @@ static int vcpu_put(struct vcpu *v, const struct vcpu_snapshot *s)
 	    (r = xioctl(fd, KVM_SET_FPU, &c.fpu, "KVM_SET_FPU", v->index)) ||
 	    (c.has_xcrs &&
 	     (r = xioctl(fd, KVM_SET_XCRS, &c.xcrs, "KVM_SET_XCRS", v->index))) ||
-	    (r = xioctl(fd, KVM_SET_LAPIC, &c.lapic, "KVM_SET_LAPIC", v->index)) ||
-	    (r = xioctl(fd, KVM_SET_MP_STATE, &c.mp, "KVM_SET_MP_STATE", v->index)) ||
+	    (kern &&
+	     (r = xioctl(fd, KVM_SET_LAPIC, &c.lapic, "KVM_SET_LAPIC", v->index))) ||
+	    (kern &&
+	     (r = xioctl(fd, KVM_SET_MP_STATE, &c.mp, "KVM_SET_MP_STATE", v->index))) ||
 	    (r = xioctl(fd, KVM_SET_VCPU_EVENTS, &c.events, "KVM_SET_VCPU_EVENTS",
 			v->index)))
 		return r;
@@ -152,8 +166,6 @@ int vm_snapshot_take(struct vm *vm, int timeout_ms, struct vm_snapshot **out)
 	int r;
 
 	*out = NULL;
-	if (vm->cfg->irqchip != IRQCHIP_KERNEL)
-		return -ENOTSUP;
 	r = wait_all_parked(vm, timeout_ms);
 	if (r)
 		return r;
@@ -161,13 +173,15 @@ int vm_snapshot_take(struct vm *vm, int timeout_ms, struct vm_snapshot **out)
 	if (!s)
 		return -ENOMEM;
 	s->nr_vcpus = vm->nr_vcpus;
-	for (unsigned i = 0; i < 3; i++) {
+	s->kernel_irqchip = vm->cfg->irqchip == IRQCHIP_KERNEL;
+	for (unsigned i = 0; s->kernel_irqchip && i < 3; i++) {
 		s->chips[i].chip_id = i;
 		r = xioctl(vm->fd, KVM_GET_IRQCHIP, &s->chips[i], "KVM_GET_IRQCHIP", 0);
 		if (r)
 			goto fail;
 	}
-	r = xioctl(vm->fd, KVM_GET_PIT2, &s->pit, "KVM_GET_PIT2", 0);
+	if (s->kernel_irqchip)
+		r = xioctl(vm->fd, KVM_GET_PIT2, &s->pit, "KVM_GET_PIT2", 0);
 	for (unsigned i = 0; !r && i < vm->nr_vcpus; i++)
 		r = vcpu_take(&vm->vcpus[i], &s->vcpus[i]);
 	if (r)
@@ -198,17 +212,18 @@ int vm_reset(struct vm *vm, const struct vm_snapshot *s, char *err, size_t errle
 		snprintf(err, errlen, "reset: the vCPUs did not stop: %s", strerror(-r));
 		return r;
 	}
-	if (s->nr_vcpus != vm->nr_vcpus) {
+	if (s->nr_vcpus != vm->nr_vcpus ||
+	    s->kernel_irqchip != (vm->cfg->irqchip == IRQCHIP_KERNEL)) {
 		snprintf(err, errlen, "reset: snapshot of another VM");
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; s->kernel_irqchip && i < 3; i++) {
 		struct kvm_irqchip chip = s->chips[i];
 
 		if ((r = xioctl(vm->fd, KVM_SET_IRQCHIP, &chip, "KVM_SET_IRQCHIP", 0)))
 			goto fail;
 	}
-	{
+	if (s->kernel_irqchip) {
 		struct kvm_pit_state2 pit = s->pit;
 
 		if ((r = xioctl(vm->fd, KVM_SET_PIT2, &pit, "KVM_SET_PIT2", 0)))
@@ -217,6 +232,12 @@ int vm_reset(struct vm *vm, const struct vm_snapshot *s, char *err, size_t errle
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)
 		if ((r = vcpu_put(&vm->vcpus[i], &s->vcpus[i])))
 			goto fail;
+	if (!s->kernel_irqchip) {
+		if (vm->irqchip.ioapic_ok)
+			ioapic_reset(&vm->irqchip.ioapic);
+		for (unsigned i = 0; i < vm->nr_vcpus; i++)
+			vcpu_irq_reset(&vm->vcpus[i]);
+	}
 	clear_ram(vm);
 	return vm_load_kernel(vm, err, errlen);
 fail:

@@ -8,8 +8,11 @@
  * stay parked (vm_pause). vCPU ioctls come from the resetting thread: KVM
  * serialises them per vCPU, and a parked thread is not in KVM_RUN.
  *
- * Only with --irqchip kernel: the userspace APIC keeps its own state, so
- * there vm_snapshot_take returns -ENOTSUP (callers rebuild the VM instead).
+ * With --irqchip user the LAPICs and the IOAPIC are lagvisor's: a reset
+ * puts them back to power-on through devices/ (vcpu_irq_reset), and each
+ * vCPU thread, parked wherever it was (in the guest, halted, or waiting for
+ * its SIPI), starts over when the VM resumes. Under --sched eevdf the
+ * threads stay in the scheduler throughout, with their pinning.
  */
 #ifndef LAGVISOR_VMM_VM_RESET_H
 #define LAGVISOR_VMM_VM_RESET_H
@@ -23,7 +26,7 @@ struct vm_snapshot;
  * Record the power-on state into *out (free with vm_snapshot_free). Call
  * while the VM is paused before any vCPU has entered the guest (vm_pause
  * before vm_run, QEMU's -S); waits up to timeout_ms for every vCPU thread
- * to finish its setup and park. 0, -ENOTSUP, -ETIMEDOUT, -ENOMEM, or the
+ * to finish its setup and park. 0, -ETIMEDOUT, -ENOMEM, or the
  * -errno of a KVM call (logged).
  */
 int vm_snapshot_take(struct vm *vm, int timeout_ms, struct vm_snapshot **out);

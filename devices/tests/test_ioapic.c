@@ -267,11 +267,34 @@ static void test_modes_and_mistakes(void)
 	teardown();
 }
 
+/* System reset: ID back to ioapic_init's, entries masked, IOREGSEL 0; an
+ * asserted pin stays asserted and is delivered once the new guest unmasks
+ * it. */
+static void test_reset(void)
+{
+	setup();
+	io_wr(0x00, 9u << 24);
+	route(5, 0x45 | LEVEL | DEST(1));
+	ioapic_set_irq(&IO, 5, 1);
+	CHECK_EQ(lapic_pending_vector(&F.l[1]), 0x45);
+	ioapic_reset(&IO);
+	CHECK_EQ(io_rd(0x00), 4u << 24);
+	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++)
+		CHECK_EQ(entry(pin), MASKED);
+	lapic_reset(&F.l[1]);
+	CHECK_EQ(lapic_pending_vector(&F.l[1]), -1);
+	xw(&F, 1, APIC_SVR, 0x1ff);
+	route(5, 0x46 | LEVEL | DEST(1));
+	CHECK_EQ(lapic_pending_vector(&F.l[1]), 0x46);
+	teardown();
+}
+
 int main(void)
 {
 	test_registers();
 	test_edge();
 	test_level();
 	test_modes_and_mistakes();
+	test_reset();
 	return check_report("test_ioapic");
 }

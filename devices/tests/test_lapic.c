@@ -341,6 +341,47 @@ static void test_svr_and_lvt(void)
 	fx_destroy(f);
 }
 
+/* A system reset (vm_reset) puts back what lapic_init left, where an
+ * INIT keeps the base and the mode: x2APIC mode, TPR, LVT and divide,
+ * pending vectors, a running timer and a pending SIPI are all gone. */
+static void test_power_on_reset(void)
+{
+	struct apic_fx *f = &F;
+
+	fx_init(f, 2, true, false);
+	rw(f, 1, APIC_TPR, 0x20);
+	rw(f, 1, APIC_LVTT, 0x40);
+	rw(f, 1, APIC_TDCR, 0xb);
+	rw(f, 1, APIC_TMICT, 1000);
+	CHECK(f->armed[1] != LAPIC_NO_DEADLINE);
+	CHECK_EQ(x2w(f, 0, APIC_ICR, 1ull << 32 | 0x4031), 0);  /* fixed 0x31 to 1 */
+	CHECK(reg_bit(f, 1, APIC_IRR, 0x31));
+	CHECK_EQ(x2w(f, 0, APIC_ICR, 1ull << 32 | 0x4600 | 0x9a), 0); /* SIPI */
+	CHECK(lapic_has_event(&f->l[1]));
+
+	lapic_reset(&f->l[1]);
+	lapic_reset(&f->l[0]);
+	CHECK_EQ(lapic_apic_base(&f->l[1]), 0xfee00000ull | APIC_BASE_EN);
+	CHECK_EQ(lapic_apic_base(&f->l[0]),
+		 0xfee00000ull | APIC_BASE_EN | APIC_BASE_BSP);
+	CHECK(!lapic_x2apic_mode(&f->l[1]));
+	CHECK_EQ(xr(f, 1, APIC_ID), 1u << 24);
+	CHECK_EQ(xr(f, 1, APIC_LDR), 0);
+	CHECK_EQ(xr(f, 1, APIC_TPR), 0);
+	CHECK_EQ(xr(f, 1, APIC_SVR), 0xff);
+	CHECK_EQ(xr(f, 1, APIC_LVTT), APIC_LVT_MASKED);
+	CHECK_EQ(xr(f, 1, APIC_TMICT), 0);
+	CHECK_EQ(xr(f, 1, APIC_TDCR), 0);
+	CHECK_EQ(f->armed[1], LAPIC_NO_DEADLINE);
+	CHECK(!reg_bit(f, 1, APIC_IRR, 0x31));
+	CHECK_EQ(lapic_pending_vector(&f->l[1]), -1);
+	CHECK(!lapic_has_event(&f->l[1]));
+	CHECK(lapic_waiting_for_sipi(&f->l[1]));
+	CHECK(!lapic_waiting_for_sipi(&f->l[0]));
+	CHECK_EQ(lapic_tsc_deadline_read(&f->l[1]), 0);
+	fx_destroy(f);
+}
+
 int main(void)
 {
 	test_reset_and_ids();
@@ -350,5 +391,6 @@ int main(void)
 	test_eoi_broadcast();
 	test_esr();
 	test_svr_and_lvt();
+	test_power_on_reset();
 	return check_report("test_lapic");
 }
