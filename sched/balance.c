@@ -65,7 +65,7 @@ int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 			return 0;
 		tried[best / 64] |= 1ull << (best % 64);
 		src = a.src = dom_rq(d, best);
-		r = rq_lock2(rq, src);
+		r = rq_lock2(h, rq, src);
 		if (r)
 			return r;
 		if (rq->nr_queued != rq->nr_delayed) {  /* work arrived meanwhile */
@@ -112,7 +112,7 @@ int sched_balance(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 	if (best == SCHED_NONE)
 		return 0;
 	src = a.src = dom_rq(d, best);
-	r = rq_lock2(rq, src);
+	r = rq_lock2(h, rq, src);
 	if (r)
 		return r;
 	while (src->nr_queued - src->nr_delayed >= rq->nr_queued - rq->nr_delayed + 2 &&

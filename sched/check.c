@@ -1,7 +1,7 @@
 /*
- * Invariant checker (spec §3), for tests and the simulator. With every rq
- * lock held (ascending order) no runnable entity can move, so one pass sees
- * a consistent domain.
+ * Invariant checker (spec §3), for tests and the simulator. With the domain
+ * lock and every rq lock held (ascending order) no entity can be added,
+ * removed or moved, so one pass sees a consistent domain.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -164,6 +164,30 @@ static void check_rq(struct checker *c, struct sched_rq *rq)
 		fail(c, "rq %u: idle mask bits stale", rq->index);
 }
 
+/* The free list is exactly the FREE slots (a cycle or a live slot on it, or
+ * a FREE slot off it, is a leak) and nr_entities counts the others. */
+static void check_free_list(struct checker *c)
+{
+	struct sched_domain *d = c->d;
+	unsigned listed = 0, nfree = 0;
+
+	for (uint32_t i = d->free_head; i != SCHED_NONE; i = dom_ent(d, i)->next) {
+		if (i >= d->max_entities || listed >= d->max_entities) {
+			fail(c, "free list corrupt after %u slots", listed);
+			return;
+		}
+		if (LOAD(dom_ent(d, i)->state) != SCHED_ES_FREE)
+			fail(c, "free list holds entity %u in state %u", i,
+			     LOAD(dom_ent(d, i)->state));
+		listed++;
+	}
+	for (unsigned i = 0; i < d->max_entities; i++)
+		nfree += LOAD(dom_ent(d, i)->state) == SCHED_ES_FREE;
+	if (listed != nfree || d->nr_entities != d->max_entities - nfree)
+		fail(c, "free list %u slots, %u free, nr_entities %u of %u", listed, nfree,
+		     d->nr_entities, d->max_entities);
+}
+
 int sched_domain_check(struct sched_handle *h, char *msg, size_t msg_len)
 {
 	struct sched_domain *d = h->dom;
@@ -176,8 +200,15 @@ int sched_domain_check(struct sched_handle *h, char *msg, size_t msg_len)
 	c.seen = calloc(d->max_entities, 1);
 	if (!c.seen)
 		return -ENOMEM;
+	/* domain lock first (lock order): no add or remove runs meanwhile */
+	r = dom_lock(d);
+	if (r) {
+		free(c.seen);
+		return r;
+	}
+	check_free_list(&c);
 	for (; locked < d->nr_pcpus; locked++) {
-		r = sched_lock(&dom_rq(d, locked)->lock);
+		r = rq_lock(h, dom_rq(d, locked));
 		if (r)
 			goto out;
 	}
@@ -195,6 +226,7 @@ int sched_domain_check(struct sched_handle *h, char *msg, size_t msg_len)
 out:
 	while (locked)
 		sched_unlock(&dom_rq(d, --locked)->lock);
+	sched_unlock(&d->lock);
 	free(c.seen);
 	return r;
 }

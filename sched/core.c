@@ -48,7 +48,7 @@ static int move_forbidden_curr(struct sched_handle *h, struct sched_rq *rq, uint
 	int r;
 
 	sched_unlock(&rq->lock);
-	r = rq_lock2(rq, dst);
+	r = rq_lock2(h, rq, dst);
 	if (r)
 		return r;
 	if (rq->curr == id && !ent_allowed(d, e, rq->index) && ent_allowed(d, e, dst->index)) {
@@ -86,7 +86,7 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 		sched_unlock(&rq->lock);
 		r = balance_newidle(h, pcpu, now_ns);
 		sw->pulled = r > 0 ? (uint32_t)r : 0;
-		r = sched_lock(&rq->lock);
+		r = rq_lock(h, rq);
 		if (r)
 			return r;
 		update_curr_locked(h, rq, now_ns);
@@ -162,7 +162,7 @@ int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t
 
 		if (src_pcpu == dst_pcpu)
 			return 0;
-		r = rq_lock2(src, dst);
+		r = rq_lock2(h, src, dst);
 		if (r)
 			return r;
 		if (LOAD(e->pcpu) != src_pcpu) {
@@ -194,7 +194,7 @@ int sched_migrate(struct sched_handle *h, unsigned id, unsigned dst_pcpu, uint64
 	if (dst_pcpu >= h->dom->nr_pcpus)
 		return -EINVAL;
 	e = dom_ent(h->dom, id);
-	r = sched_lock(&e->lock);
+	r = ent_lock(h->dom, e);
 	if (r)
 		return r;
 	r = LOAD(e->state) == SCHED_ES_FREE ? -ENOENT : migrate_ent(h, id, dst_pcpu, now_ns);

@@ -43,7 +43,7 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 	    p->slice_ns > 1000000000ull)
 		return -EINVAL;
 	d = h->dom;
-	r = sched_lock(&d->lock);
+	r = dom_lock(d);
 	if (r)
 		return r;
 	id = d->free_head;
@@ -52,7 +52,7 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 		return -ENOSPC;
 	}
 	e = dom_ent(d, id);
-	r = sched_lock(&e->lock);
+	r = ent_lock(d, e);
 	if (r)
 		goto out_dom;
 	if (!allowed_copy(d, &e->allowed, p->allowed)) {
@@ -86,7 +86,7 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 		 * and the initial deadline is lost. */
 		struct sched_rq *rq = dom_rq(d, e->pcpu);
 
-		r = sched_lock(&rq->lock);
+		r = rq_lock(h, rq);
 		if (!r) {
 			update_curr_locked(h, rq, now_ns);
 			place_locked(d, rq, e, PLACE_INITIAL);
@@ -166,7 +166,7 @@ static int remove_dom_locked(struct sched_handle *h, unsigned id, uint64_t now_n
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
 	struct sched_rq *rq;
-	int r = sched_lock(&e->lock);
+	int r = ent_lock(d, e);
 
 	if (r)
 		return r;
@@ -174,7 +174,7 @@ static int remove_dom_locked(struct sched_handle *h, unsigned id, uint64_t now_n
 		sched_unlock(&e->lock);
 		return -ENOENT;
 	}
-	r = rq_lock_ent(d, e, &rq);
+	r = rq_lock_ent(h, e, &rq);
 	if (r) {
 		sched_unlock(&e->lock);
 		return r;
@@ -195,7 +195,7 @@ int sched_entity_remove(struct sched_handle *h, unsigned id, uint64_t now_ns)
 
 	if (r)
 		return r;
-	r = sched_lock(&h->dom->lock);
+	r = dom_lock(h->dom);
 	if (r)
 		return r;
 	r = remove_dom_locked(h, id, now_ns);
@@ -206,7 +206,7 @@ int sched_entity_remove(struct sched_handle *h, unsigned id, uint64_t now_ns)
 int sched_remove_owner(struct sched_handle *h, uint32_t owner, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
-	int n = 0, r = sched_lock(&d->lock);
+	int n = 0, r = dom_lock(d);
 
 	if (r)
 		return r;
@@ -231,14 +231,14 @@ int ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,
 	if (r)
 		return r;
 	e = dom_ent(h->dom, id);
-	r = sched_lock(&e->lock);
+	r = ent_lock(h->dom, e);
 	if (r)
 		return r;
 	if (LOAD(e->state) == SCHED_ES_FREE) {
 		sched_unlock(&e->lock);
 		return -ENOENT;
 	}
-	r = rq_lock_ent(h->dom, e, rqp);
+	r = rq_lock_ent(h, e, rqp);
 	if (r) {
 		sched_unlock(&e->lock);
 		return r;

@@ -136,8 +136,11 @@ static inline bool feat(const struct sched_domain *d, enum sched_feature f)
 {
 	return (__atomic_load_n(&d->features, __ATOMIC_RELAXED) >> f) & 1;
 }
+/* STORE is a release (free on x86): an entity's pcpu is stored before its
+ * state, and repair.c, scanning states without the other queues' locks,
+ * reads state (acquire) then pcpu, so a state it sees comes with its pcpu. */
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
 /* Wrap-safe comparisons of virtual times. */
 static inline bool vt_before(uint64_t a, uint64_t b) { return (int64_t)(a - b) < 0; }
@@ -155,18 +158,38 @@ static inline uint64_t delta_fair(uint64_t delta_ns, uint32_t w)
 
 int sched_lock_init(struct sched_lock *l);
 void sched_lock_destroy(struct sched_lock *l);
+/* 0, SCHED_LOCK_RECOVERED (taken over from an owner that died holding it:
+ * what it protects may be half-updated) or -errno. Only the typed helpers
+ * below (and tests) call it: they repair on SCHED_LOCK_RECOVERED and return
+ * 0 or -errno like every other function. */
+#define SCHED_LOCK_RECOVERED 1
 int sched_lock(struct sched_lock *l);
 void sched_unlock(struct sched_lock *l);
 bool sched_lock_held(const struct sched_lock *l);
 #define ASSERT_HELD(l) assert(sched_lock_held(l))
 
+/* Take a run queue / entity / domain lock; 0 or -errno. After an owner
+ * death the protected state is rebuilt (repair.c) before they return. */
+int rq_lock(struct sched_handle *h, struct sched_rq *rq);
+int ent_lock(struct sched_domain *d, struct sched_ent *e);
+int dom_lock(struct sched_domain *d);
 /* Lock two queues, lower index first (one lock if a == b). */
-int rq_lock2(struct sched_rq *a, struct sched_rq *b);
+int rq_lock2(struct sched_handle *h, struct sched_rq *a, struct sched_rq *b);
 void rq_unlock2(struct sched_rq *a, struct sched_rq *b);
 /* Lock the queue of a pCPU given by the caller; -EINVAL if out of range. */
 int rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out);
 /* Lock the queue an entity is on; retries if it moves meanwhile. */
-int rq_lock_ent(struct sched_domain *d, struct sched_ent *e, struct sched_rq **out);
+int rq_lock_ent(struct sched_handle *h, struct sched_ent *e, struct sched_rq **out);
+
+/* ---- owner-death repair (repair.c), the lock just taken over ------------ */
+
+/* Rebuild rq's tree, sums, counts, curr and wake lists from the states of
+ * the entities that name it; kicks its pCPU if that changed anything. */
+void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq);
+/* Bring a BLOCKED entity's own fields back into range. */
+void ent_repair_locked(struct sched_domain *d, struct sched_ent *e);
+/* Rebuild the free list and nr_entities from the entity states. */
+void dom_repair_locked(struct sched_domain *d);
 
 /* ---- tree (tree.c) ------------------------------------------------------ */
 

@@ -1,11 +1,15 @@
 /*
  * Process-shared robust mutexes for state that may live in a shared-memory
  * file. A member process that dies holding a lock leaves it EOWNERDEAD: the
- * next taker marks it consistent and carries on (every critical section
- * keeps the queue consistent at each store that matters, and the vmm removes
- * the dead member's entities afterwards). The owner's thread id is kept next
- * to the mutex so _locked functions can assert the caller holds it; tids are
- * unique across processes, unlike pthread_t.
+ * next taker marks it consistent, but the state it protects may have been
+ * left half-updated (the dead member could have been killed between any two
+ * stores of a tree rotation, an enqueue or a sums update). So sched_lock()
+ * reports that case as SCHED_LOCK_RECOVERED and every lock of the domain is
+ * taken through a typed helper below (rq_lock, ent_lock, dom_lock) that
+ * rebuilds what that lock protects from ground truth (repair.c) before the
+ * taker reads any of it. The owner's thread id is kept next to the mutex so
+ * _locked functions can assert the caller holds it; tids are unique across
+ * processes, unlike pthread_t.
  */
 #include <errno.h>
 #include <sys/syscall.h>
@@ -61,13 +65,54 @@ void sched_lock_destroy(struct sched_lock *l)
 int sched_lock(struct sched_lock *l)
 {
 	int r = pthread_mutex_lock(&l->m);
+	bool recovered = r == EOWNERDEAD;
 
-	if (r == EOWNERDEAD)
+	if (recovered) {
 		r = pthread_mutex_consistent(&l->m);
+		if (r) {
+			/* cannot happen for a robust mutex in this state; do not
+			 * return holding it (it becomes ENOTRECOVERABLE) */
+			pthread_mutex_unlock(&l->m);
+			return -r;
+		}
+	}
 	if (r)
 		return -r;
 	l->owner_tid = sched_self_tid();
-	return 0;
+	return recovered ? SCHED_LOCK_RECOVERED : 0;
+}
+
+int rq_lock(struct sched_handle *h, struct sched_rq *rq)
+{
+	int r = sched_lock(&rq->lock);
+
+	if (r == SCHED_LOCK_RECOVERED) {
+		rq_repair_locked(h, rq);
+		r = 0;
+	}
+	return r;
+}
+
+int ent_lock(struct sched_domain *d, struct sched_ent *e)
+{
+	int r = sched_lock(&e->lock);
+
+	if (r == SCHED_LOCK_RECOVERED) {
+		ent_repair_locked(d, e);
+		r = 0;
+	}
+	return r;
+}
+
+int dom_lock(struct sched_domain *d)
+{
+	int r = sched_lock(&d->lock);
+
+	if (r == SCHED_LOCK_RECOVERED) {
+		dom_repair_locked(d);
+		r = 0;
+	}
+	return r;
 }
 
 void sched_unlock(struct sched_lock *l)
@@ -82,21 +127,21 @@ bool sched_lock_held(const struct sched_lock *l)
 	return l->owner_tid == sched_self_tid();
 }
 
-int rq_lock2(struct sched_rq *a, struct sched_rq *b)
+int rq_lock2(struct sched_handle *h, struct sched_rq *a, struct sched_rq *b)
 {
 	int r;
 
 	if (a == b)
-		return sched_lock(&a->lock);
+		return rq_lock(h, a);
 	if (a->index > b->index) {
 		struct sched_rq *t = a;
 		a = b;
 		b = t;
 	}
-	r = sched_lock(&a->lock);
+	r = rq_lock(h, a);
 	if (r)
 		return r;
-	r = sched_lock(&b->lock);
+	r = rq_lock(h, b);
 	if (r)
 		sched_unlock(&a->lock);
 	return r;
@@ -114,15 +159,15 @@ int rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out)
 	if (!h || pcpu >= h->dom->nr_pcpus)
 		return -EINVAL;
 	*out = dom_rq(h->dom, pcpu);
-	return sched_lock(&(*out)->lock);
+	return rq_lock(h, *out);
 }
 
-int rq_lock_ent(struct sched_domain *d, struct sched_ent *e, struct sched_rq **out)
+int rq_lock_ent(struct sched_handle *h, struct sched_ent *e, struct sched_rq **out)
 {
 	for (;;) {
 		uint32_t p = LOAD(e->pcpu);
-		struct sched_rq *rq = dom_rq(d, p);
-		int r = sched_lock(&rq->lock);
+		struct sched_rq *rq = dom_rq(h->dom, p);
+		int r = rq_lock(h, rq);
 
 		if (r)
 			return r;

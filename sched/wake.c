@@ -73,7 +73,7 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 	if (st == SCHED_ES_QUEUED) {
 		/* A delayed sleeper is requeued where it is. Its final dequeue
 		 * (at a pick) needs only the rq lock: look again under it. */
-		r = rq_lock_ent(d, e, &rq);
+		r = rq_lock_ent(h, e, &rq);
 		if (r)
 			return r;
 		st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
@@ -99,7 +99,7 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 	prev = LOAD(e->pcpu);
 	target = select_pcpu(d, e, prev, &idle);
 	rq = dom_rq(d, target);
-	r = sched_lock(&rq->lock);
+	r = rq_lock(h, rq);
 	if (r)
 		return r;
 	res->pcpu = target;
@@ -146,7 +146,7 @@ int sched_wake(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned wa
 	if (!res)
 		res = &tmp;
 	e = dom_ent(h->dom, id);
-	r = sched_lock(&e->lock);
+	r = ent_lock(h->dom, e);
 	if (r)
 		return r;
 	r = wake_ent_locked(h, id, now_ns, waker_pcpu, res);
@@ -240,7 +240,7 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 	if (!allowed || !allowed_copy(d, &set, allowed))
 		return -EINVAL;
 	e = dom_ent(d, id);
-	r = sched_lock(&e->lock);
+	r = ent_lock(h->dom, e);
 	if (r)
 		return r;
 	if (LOAD(e->state) == SCHED_ES_FREE) {
@@ -250,7 +250,7 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 	for (;;) {
 		struct sched_rq *dst;
 
-		r = rq_lock_ent(d, e, &rq);
+		r = rq_lock_ent(h, e, &rq);
 		if (r)
 			goto out;
 		st = LOAD(e->state);
@@ -269,7 +269,7 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 		 * in one critical section, so it is never seen queued there. */
 		dst = dom_rq(d, least_loaded_in(d, &set));
 		sched_unlock(&rq->lock);
-		r = rq_lock2(rq, dst);
+		r = rq_lock2(h, rq, dst);
 		if (r)
 			goto out;
 		if (LOAD(e->pcpu) != rq->index || LOAD(e->state) != SCHED_ES_QUEUED) {

@@ -9,6 +9,20 @@
 
 /* ---- direct tests of the queue math (internal API) ---------------------- */
 
+/* Take slot id off the free list, as sched_entity_add would (the checker
+ * matches the free list against the FREE states). */
+static void claim(struct sched_domain *d, uint32_t id)
+{
+	uint32_t *p = &d->free_head;
+
+	while (*p != SCHED_NONE && *p != id)
+		p = &dom_ent(d, *p)->next;
+	if (*p == id) {
+		*p = dom_ent(d, id)->next;
+		d->nr_entities++;
+	}
+}
+
 static void put_in_tree(struct sched_domain *d, struct sched_rq *rq, uint32_t id, uint32_t w,
 			int64_t v, int64_t dl)
 {
@@ -18,6 +32,7 @@ static void put_in_tree(struct sched_domain *d, struct sched_rq *rq, uint32_t id
 	e->vruntime = V0_START + (uint64_t)v;
 	e->deadline = V0_START + (uint64_t)dl;
 	e->slice_ns = 3 * MS;
+	claim(d, id);
 	e->state = SCHED_ES_QUEUED;
 	e->pcpu = rq->index;
 	sched_cpuset_set(&e->allowed, rq->index);
@@ -79,6 +94,7 @@ static void test_pick(void)
 	/* curr e3 v -10 d 8 (outside the tree): A = 2 - 10 = -8, W = 4, V = -2.
 	 * Now e0 (v 0) is not eligible; e2 (d 20) and curr (d 8) are: curr. */
 	c = dom_ent(d, 3);
+	claim(d, 3);
 	c->weight = 1024;
 	c->vruntime = V0_START - 10;
 	c->deadline = V0_START + 8;
@@ -114,6 +130,7 @@ static void test_reweight_direct(void)
 	struct sched_ent *c = dom_ent(d, 0), *e;
 
 	sched_lock(&rq->lock);
+	claim(d, 0);
 	/* curr v +1000; e1 v -1000 d +3000: V = 0, lag(e1) = 1000 */
 	c->weight = 1024;
 	c->vruntime = V0_START + 1000;
