@@ -200,6 +200,7 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 	uint32_t old_curr = rq->curr, n = d->max_entities, tail = SCHED_NONE;
 	uint32_t old_q = rq->nr_queued, old_norm = rq->nr_normal, old_del = rq->nr_delayed;
 	uint32_t old_wake = rq->nr_wake, old_drain = rq->nr_drain, nw = 0, st;
+	uint32_t nq = 0, ndel = 0, nnorm = 0;
 	uint64_t old_w = rq->sum_w, max_slice = 0, V;
 	s128 old_wkey = rq->sum_wkey;
 	bool changed = false;
@@ -233,7 +234,6 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 	rq->root = SCHED_NONE;
 	rq->sum_wkey = 0;
 	rq->sum_w = 0;
-	rq->nr_queued = rq->nr_delayed = rq->nr_normal = 0;
 	for (uint32_t id = 0; id < n; id++) {
 		struct sched_ent *e = &ents[id];
 
@@ -254,6 +254,8 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 			if (st == SCHED_ES_QUEUED) {
 				e->vlag = clamp64((int64_t)(V - e->vruntime),
 						  (int64_t)delta_fair(max_slice + d->tick_ns, e->weight));
+				if (e->delayed && e->vlag > 0)
+					e->vlag = 0;   /* as its own dequeue would */
 				e->has_rel_deadline = 0;
 			}
 			e->delayed = 0;
@@ -263,9 +265,9 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 			continue;
 		}
 		changed |= clamp_member(d, e, V, max_slice);
-		rq->nr_queued++;
-		rq->nr_delayed += e->delayed;
-		rq->nr_normal += !e->idle_class && !e->delayed;
+		nq++;
+		ndel += e->delayed;
+		nnorm += !e->idle_class && !e->delayed;
 		if (id == rq->curr)
 			continue;
 		tree_insert(ents, &rq->root, id);
@@ -281,8 +283,11 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 	rq->drain_head = rq->drain_tail = SCHED_NONE;
 	rq->nr_drain = 0;
 	STORE(rq->ttwu_pending, nw ? 1u : 0u);
-	changed |= rq->nr_queued != old_q || rq->nr_normal != old_norm ||
-		   rq->nr_delayed != old_del || rq->sum_w != old_w || rq->sum_wkey != old_wkey ||
+	/* counts are read without the lock (balance, pCPU choice) */
+	STORE(rq->nr_queued, nq);
+	STORE(rq->nr_delayed, ndel);
+	STORE(rq->nr_normal, nnorm);
+	changed |= nq != old_q || nnorm != old_norm || ndel != old_del || rq->sum_w != old_w || rq->sum_wkey != old_wkey ||
 		   nw != old_wake || old_drain;   /* drained ones are listed again */
 	rq_idle_update_locked(d, rq);
 	avg_vruntime_locked(d, rq);            /* re-centre v0 on V */
