@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/log.h"
+
 static void timer_set(struct sched_bind_vcpu *v, uint64_t t)
 {
 	struct itimerspec its;
@@ -75,6 +77,35 @@ static void check_external_affinity(struct sched_bind_vcpu *v)
 	v->pinned_cpu = -1;                    /* re-pin below, within the new set */
 }
 
+/*
+ * Scheduling policy set from outside: libvirt's <vcpusched scheduler='idle'>
+ * is a sched_setscheduler(SCHED_IDLE) on the vCPU thread. The host's idle
+ * policy alone would do little here (the thread runs only on a pCPU
+ * sched/ gave it), so it becomes the entity's idle class, and lifting it
+ * goes back to what lagvisor was told (--idle or not). One syscall per
+ * grant; only a change reaches sched/.
+ */
+static void check_external_policy(struct sched_bind_vcpu *v)
+{
+	int pol = sched_getscheduler(0);
+
+	if (pol < 0 || pol == v->ext_policy)
+		return;
+	if (v->ext_policy >= 0 || pol == SCHED_IDLE) {
+		bool idle = pol == SCHED_IDLE || v->cfg_idle;
+		int r = sched_set_idle_class(&v->b->h, v->id, idle, sched_bind_now_ns());
+
+		if (r)
+			log_warn("vCPU thread %d: idle class %s: %s", (int)v->tid,
+				 idle ? "on" : "off", strerror(-r));
+		else
+			log_info("vCPU thread %d: host policy %s set from outside: idle class %s",
+				 (int)v->tid, pol == SCHED_IDLE ? "SCHED_IDLE" : "not SCHED_IDLE",
+				 idle ? "on" : "off");
+	}
+	v->ext_policy = pol;
+}
+
 /* Got pCPU p: pin if it moved, sync the timer, account. */
 static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 {
@@ -85,6 +116,7 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 
 	v->pcpu = p;
 	check_external_affinity(v);
+	check_external_policy(v);
 	if (cpu != v->pinned_cpu) {
 		cpu_set_t set;
 
@@ -239,6 +271,8 @@ int sched_bind_vcpu_add(struct sched_bind *b, struct sched_bind_vcpu *v,
 	v->b = b;
 	v->pcpu = SCHED_NONE;
 	v->pinned_cpu = -1;
+	v->cfg_idle = p->idle_class;
+	v->ext_policy = -1;
 	v->kick = kick;
 	v->opaque = opaque;
 	ep.owner = (uint32_t)b->pid;

@@ -46,6 +46,8 @@ struct sched_bind_vcpu {
 	unsigned id;                   /* sched entity */
 	unsigned pcpu;                 /* pCPU held now; SCHED_NONE while parked */
 	int pinned_cpu;                /* host CPU last pinned to; -1 never */
+	bool cfg_idle;                 /* idle class by lagvisor's own option */
+	int ext_policy;                /* thread policy last seen; -1 none yet */
 	pid_t tid;
 	timer_t timer;
 	bool has_timer;

@@ -380,11 +380,10 @@ static void launch_init(struct qemu_launch *l)
 {
 	memset(l, 0, sizeof(*l));
 	config_init(&l->cfg);
-	/* The front keeps the host scheduler until a libvirt domain has run
-	 * under --sched eevdf (libvirt-kvm has only run without KVM so far);
-	 * -lagvisor sched=eevdf selects it. */
-	l->cfg.sched = SCHED_MODE_HOST;
-	l->cfg.irqchip = IRQCHIP_KERNEL;
+	/* As `lagvisor run`: lagvisor's scheduler on lagvisor's irqchip;
+	 * -lagvisor sched=host is the baseline (KVM's irqchip, host threads). */
+	l->cfg.sched = SCHED_MODE_EEVDF;
+	l->cfg.irqchip = IRQCHIP_USER;
 	/* The QEMU front wires the console itself (pty, file, socket). */
 	l->cfg.serial = SERIAL_NONE;
 }

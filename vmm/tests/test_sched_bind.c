@@ -305,6 +305,48 @@ static void test_timed(void)
 	pthread_join(fakes[0].th, NULL);
 }
 
+static bool entity_idle(struct fake *f)
+{
+	struct sched_entity_info info;
+
+	return sched_entity_get_info(&bind.h, f->v.id, &info) == 0 && info.idle_class;
+}
+
+/* A short halt: the next grant looks at the thread's policy. */
+static void halt_briefly(struct fake *f)
+{
+	sched_bind_vcpu_block(&f->v, sched_bind_vcpu_prepare_block(&f->v), now() + 1000000);
+}
+
+/* libvirt's <vcpusched scheduler='idle'>: SCHED_IDLE on the vCPU thread
+ * (from libvirtd; here the thread itself) makes it idle class, and
+ * SCHED_OTHER again undoes it. */
+static void *policy_thread(void *arg)
+{
+	struct fake *f = arg;
+	struct sched_param sp = { 0 };
+
+	CHECK(sched_bind_vcpu_thread_init(&f->v) == 0);
+	sched_bind_vcpu_wake(&bind, &f->v, NULL);
+	sched_bind_vcpu_wait(&f->v);
+	CHECK(!entity_idle(f));
+	CHECK(sched_setscheduler(0, SCHED_IDLE, &sp) == 0);
+	halt_briefly(f);
+	CHECK(entity_idle(f));
+	CHECK(sched_setscheduler(0, SCHED_OTHER, &sp) == 0);
+	halt_briefly(f);
+	CHECK(!entity_idle(f));
+	sched_bind_vcpu_exit(&f->v);
+	return NULL;
+}
+
+static void test_external_policy(void)
+{
+	CHECK(add(&fakes[0], 0, 0, NULL) == 0);
+	pthread_create(&fakes[0].th, NULL, policy_thread, &fakes[0]);
+	pthread_join(fakes[0].th, NULL);
+}
+
 static void *idle_thread(void *arg)
 {
 	struct fake *f = arg;
@@ -389,6 +431,7 @@ int main(int argc, char **argv)
 	test_timed();
 	test_ring(wakes);
 	test_fair();
+	test_external_policy();
 	test_idle();
 	if (sched_domain_check(&bind.h, msg, sizeof(msg))) {
 		fprintf(stderr, "domain check: %s\n", msg);

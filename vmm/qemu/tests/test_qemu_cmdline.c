@@ -39,6 +39,8 @@ static void test_libvirt_json_form(void)
 	CHECK(qemu_cmdline_parse(ARGC(argv), argv, NULL, &l, err, sizeof(err)) == 0);
 	CHECK(!l.probe);
 	CHECK(l.start_paused && l.no_shutdown && !l.daemonize);
+	/* No -lagvisor: lagvisor's scheduler and irqchip, as `lagvisor run`. */
+	CHECK(l.cfg.sched == SCHED_MODE_EEVDF && l.cfg.irqchip == IRQCHIP_USER);
 	CHECK(l.cfg.nr_cpus == 2);
 	CHECK(l.cfg.mem_bytes == 256ull << 20);
 	CHECK(l.name && !strcmp(l.name, "min"));
