@@ -188,6 +188,15 @@ int uart_init(struct uart *u, const struct irq_line *irq,
 	return 0;
 }
 
+void uart_reset(struct uart *u)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->irq_level)
+		irq_line_set(u->irq, 0);
+	uart_reset_locked(u);
+	pthread_mutex_unlock(&u->lock);
+}
+
 void uart_destroy(struct uart *u)
 {
 	pthread_mutex_destroy(&u->lock);

@@ -85,6 +85,11 @@ int uart_attach(struct uart *u, struct bus *pio, uint16_t base);
 
 void uart_destroy(struct uart *u);
 
+/* System reset: every register back to power-on, the interrupt lowered,
+ * the receive FIFO emptied. Host input not yet taken stays buffered (it
+ * was typed, and the next guest will read it). */
+void uart_reset(struct uart *u);
+
 /*
  * Host -> guest bytes (console input). Takes what fits in the input buffer
  * and returns how many bytes that was; the caller keeps the rest and retries

@@ -238,6 +238,8 @@ int vm_reset(struct vm *vm, const struct vm_snapshot *s, char *err, size_t errle
 		for (unsigned i = 0; i < vm->nr_vcpus; i++)
 			vcpu_irq_reset(&vm->vcpus[i]);
 	}
+	if (vm->devices.uart_ok)
+		uart_reset(&vm->devices.uart);
 	clear_ram(vm);
 	return vm_load_kernel(vm, err, errlen);
 fail:

@@ -11,7 +11,8 @@
  * With --irqchip user the LAPICs and the IOAPIC are lagvisor's: a reset
  * puts them back to power-on through devices/ (vcpu_irq_reset), and each
  * vCPU thread, parked wherever it was (in the guest, halted, or waiting for
- * its SIPI), starts over when the VM resumes. Under --sched eevdf the
+ * its SIPI), starts over when the VM resumes; the UART is reset too (the
+ * RTC, battery-backed on a PC, keeps its time). Under --sched eevdf the
  * threads stay in the scheduler throughout, with their pinning.
  */
 #ifndef LAGVISOR_VMM_VM_RESET_H

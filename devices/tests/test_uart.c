@@ -110,6 +110,29 @@ static void test_reset_scratch_dlab(void)
 	uart_destroy(&f.u);
 }
 
+/* System reset (vm_reset): registers back, the raised line lowered, host
+ * input not yet in the FIFO kept. */
+static void test_system_reset(void)
+{
+	struct fixture f;
+
+	fx_init(&f);
+	wr(&f, LCR, 0x83);
+	wr(&f, DLL, 0x01);
+	wr(&f, LCR, 0x03);
+	wr(&f, MCR, 0x0b);                      /* DTR, RTS, OUT2 */
+	wr(&f, IER, 0x02);                      /* THR empty: raises at once */
+	CHECK_EQ(f.irq.level, 1);
+	uart_reset(&f.u);
+	CHECK_EQ(f.irq.level, 0);
+	CHECK_EQ(rd(&f, IER), 0);
+	CHECK_EQ(rd(&f, LCR), 0);
+	CHECK_EQ(rd(&f, MCR), 0);
+	CHECK_EQ(rd(&f, IIR), 0x01);
+	CHECK_EQ(f.u.divisor, 12);
+	uart_destroy(&f.u);
+}
+
 static void test_output_and_thre(void)
 {
 	struct fixture f;
@@ -490,6 +513,7 @@ static void test_bus_glue(void)
 int main(void)
 {
 	test_reset_scratch_dlab();
+	test_system_reset();
 	test_output_and_thre();
 	test_input_irq();
 	test_fifo();
