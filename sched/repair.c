@@ -35,8 +35,10 @@
  *     it here would need a second queue lock. Never widen the set instead;
  *   - lag beyond a few lag bounds (a reweight cut between the weight and the
  *     vruntime store scales it by up to 88761/15): clamped to that bound,
- *     deadline and protection shifted with it; a relative deadline beyond
- *     twice the slice is reset to one slice;
+ *     deadline and protection shifted with it; a deadline further from
+ *     vruntime than any slice (1 s at its weight, after a set_slice or a
+ *     reweight d - v keeps the old slice's length until the next deadline
+ *     update, which is legitimate) plus that bound: reset to one slice;
  *   - RUNNING but not the queue's curr (put_prev or a dequeue of curr cut
  *     short): QUEUED. curr itself is kept only if its entity says RUNNING
  *     here; else the queue has no curr and must pick.
@@ -124,8 +126,9 @@ static int64_t lag_limit(struct sched_domain *d, const struct sched_ent *e, uint
 static bool clamp_member(struct sched_domain *d, struct sched_ent *e, uint64_t V,
 			 uint64_t max_slice)
 {
-	int64_t vslice = (int64_t)delta_fair(e->slice_ns, e->weight);
-	int64_t lag = (int64_t)(V - e->vruntime), want = clamp64(lag, lag_limit(d, e, max_slice));
+	int64_t limit = lag_limit(d, e, max_slice);
+	int64_t lag = (int64_t)(V - e->vruntime), want = clamp64(lag, limit);
+	int64_t rel, rel_max = (int64_t)delta_fair(MAX_SLICE_NS, e->weight) + limit;
 	bool fixed = false;
 
 	if (want != lag) {
@@ -136,8 +139,9 @@ static bool clamp_member(struct sched_domain *d, struct sched_ent *e, uint64_t V
 		e->vprot += shift;
 		fixed = true;
 	}
-	if ((int64_t)(e->deadline - e->vruntime) > 2 * vslice) {
-		e->deadline = e->vruntime + (uint64_t)vslice;
+	rel = (int64_t)(e->deadline - e->vruntime);
+	if (rel > rel_max || rel < -limit) {
+		e->deadline = e->vruntime + delta_fair(e->slice_ns, e->weight);
 		fixed = true;
 	}
 	return fixed;
