@@ -247,9 +247,7 @@ static int vcpu_exit_system_event(struct vcpu *v)
 		vm_stop(v->vm, 0);
 		return VCPU_STOP;
 	case KVM_SYSTEM_EVENT_RESET:
-		log_warn("guest requested reset; reboot is not supported yet, stopping");
-		vm_stop(v->vm, 0);
-		return VCPU_STOP;
+		return vm_guest_reset(v->vm) ? VCPU_CONTINUE : VCPU_STOP;
 	case KVM_SYSTEM_EVENT_CRASH:
 		log_error("vCPU %u: guest reported a crash (KVM_SYSTEM_EVENT_CRASH)",
 			  v->index);

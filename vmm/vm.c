@@ -175,6 +175,17 @@ void vm_stop(struct vm *vm, int exit_code)
 	pthread_mutex_unlock(&vm->lock);
 }
 
+bool vm_guest_reset(struct vm *vm)
+{
+	if (vm->guest_reset) {
+		vm->guest_reset(vm->guest_reset_arg);
+		return true;
+	}
+	log_warn("guest requested reset (reboot): lagvisor run does not reboot, the VM ends (exit status 0)");
+	vm_stop(vm, 0);
+	return false;
+}
+
 /* Lock-free: every vCPU asks on every exit, and only ever sees it flip once. */
 bool vm_stopping(struct vm *vm)
 {

@@ -49,6 +49,12 @@ struct vm {
 	                                * move (HLT with IF=0, wait for SIPI) */
 	struct vcpu *vcpus;            /* cfg->nr_cpus entries */
 	bool leaked;                   /* a vCPU thread never stopped */
+	/* A guest's reset request (port 0xcf9, the i8042), from its vCPU
+	 * thread: must not wait for that vCPU. NULL: the VM ends, as a
+	 * firecracker microVM does (lagvisor run); the QEMU front resets it
+	 * in place, as QEMU does. */
+	void (*guest_reset)(void *arg);
+	void *guest_reset_arg;
 
 	pthread_mutex_t lock;          /* guards the fields below */
 	pthread_cond_t cond;           /* signalled whenever one changes */
@@ -90,6 +96,10 @@ int vm_run(struct vm *vm);
  * exit handler and device callbacks; never blocks on a vCPU.
  */
 void vm_stop(struct vm *vm, int exit_code);
+
+/* The guest asked for a reset (vCPU thread): vm->guest_reset, or the VM
+ * stops with status 0. Returns whether the VM goes on. */
+bool vm_guest_reset(struct vm *vm);
 bool vm_stopping(struct vm *vm);
 
 /*

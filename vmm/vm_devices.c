@@ -25,8 +25,7 @@ static void guest_debug_exit(void *opaque, int status)
 
 static void guest_reset(void *opaque)
 {
-	log_warn("guest requested reset; reboot is not supported yet, stopping");
-	vm_stop(opaque, 0);
+	vm_guest_reset(opaque);
 }
 
 static size_t console_to_uart(void *opaque, const uint8_t *buf, size_t len)

@@ -9,6 +9,10 @@
  *                      ending (a signal, QEMU's Ctrl-A x) stops it
  *   hog.report_ms=N    every N ms print a progress line (0 = none, default;
  *                      with duration 0 it defaults to 1000)
+ *   hog.reset_ms=N     after N ms ask for a system reset through port 0xcf9
+ *                      (as Linux's reboot=pci) instead of ending; every boot
+ *                      does it again, so a VMM that resets in place shows
+ *                      one "hog: reset" line per boot (0 = never, default)
  *   tsc_khz=N          the TSC rate, if CPUID does not give it (timing.h)
  *
  * Output: progress lines
@@ -35,13 +39,15 @@ static struct hog_cpu hogs[MAX_CPUS];
 static volatile uint32_t stop;
 static volatile uint32_t running;
 
-static uint64_t opt_duration_ms = 2000, opt_report_ms = ~0ull;
+static uint64_t opt_duration_ms = 2000, opt_report_ms = ~0ull, opt_reset_ms;
 
 static const struct guest_opt opts[] = {
 	{ .key = "duration_ms", .val = &opt_duration_ms, .min = 0, .max = 86400000,
 	  .help = "run time, ms; 0 = forever" },
 	{ .key = "report_ms", .val = &opt_report_ms, .min = 0, .max = 86400000,
 	  .help = "progress interval, ms; 0 = none" },
+	{ .key = "reset_ms", .val = &opt_reset_ms, .min = 0, .max = 86400000,
+	  .help = "system reset after this many ms; 0 = never" },
 };
 
 static uint64_t steps(uint64_t x)
@@ -117,6 +123,13 @@ static uint64_t hog_boot_cpu(unsigned n, uint64_t hz)
 			progress(n, ms, &last_total, ms - last_ms);
 			last_ms = ms;
 			next_report += report_ticks;
+		}
+		if (opt_reset_ms && (now - t0) / tick >= opt_reset_ms) {
+			printf("hog: reset after %lu ms\n", (now - t0) / tick);
+			/* 0xcf9: SYS_RST | RST_CPU, a full (hard) reset */
+			outb(0xcf9, 0x06);
+			for (;;)        /* not hlt: cli; hlt on every vCPU is a power-off */
+				asm volatile("pause");
 		}
 		if (opt_duration_ms && (int64_t)(now - end) >= 0) {
 			atomic_set(&stop, 1);

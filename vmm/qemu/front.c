@@ -182,12 +182,47 @@ static int fb_reset(void *opaque)
 	return 0;
 }
 
-/* Events that a command's effects cause after its reply (powerdown). */
+/*
+ * A guest's own reset request (port 0xcf9, i8042), in its vCPU thread,
+ * which must not wait for itself: the I/O thread acts on it, as QEMU does:
+ * a reset in place with RESET {"guest": true}, or under -no-reboot (libvirt's
+ * <on_reboot>destroy) the end of the guest, as a shutdown.
+ */
+static void front_guest_reset(void *arg)
+{
+	struct front *f = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&f->lock);
+	f->pending_guest_reset = true;
+	pthread_mutex_unlock(&f->lock);
+	if (write(f->event_fd, &one, sizeof(one)) < 0)
+		log_warn("guest reset: event eventfd: %s", strerror(errno));
+}
+
+static void front_do_guest_reset(struct front *f)
+{
+	if (f->launch->no_reboot) {
+		log_info("guest requested reset: -no-reboot, so the guest ends");
+		pthread_mutex_lock(&f->lock);
+		f->guest_reset_ended = true;
+		if (f->vm_live)
+			f->m->stop(f);
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	log_info("guest requested reset: resetting the machine");
+	fb_reset(f);
+	front_event(f, "RESET", shutdown_data(true, "guest-reset"));
+}
+
+/* Events that a command's effects cause after its reply (powerdown), and
+ * the guest's reset requests. */
 static void front_pending_events(void *opaque, uint32_t events)
 {
 	struct front *f = opaque;
 	uint64_t v;
-	bool shutdown;
+	bool shutdown, reset;
 
 	(void)events;
 	if (read(f->event_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -195,11 +230,15 @@ static void front_pending_events(void *opaque, uint32_t events)
 	pthread_mutex_lock(&f->lock);
 	shutdown = f->pending_shutdown;
 	f->pending_shutdown = false;
+	reset = f->pending_guest_reset;
+	f->pending_guest_reset = false;
 	pthread_mutex_unlock(&f->lock);
 	if (shutdown) {
 		front_event(f, "SHUTDOWN", shutdown_data(true, "guest-shutdown"));
 		front_event(f, "STOP", NULL);
 	}
+	if (reset)
+		front_do_guest_reset(f);
 }
 
 static void fb_quit(void *opaque)
@@ -411,6 +450,8 @@ static int vm_build(struct front *f, struct vm_config *cfg)
 	/* The VM's I/O thread reads the same signals: route them here. */
 	f->vm.iothread.on_signal = front_on_signal;
 	f->vm.iothread.sig_opaque = f;
+	f->vm.guest_reset = front_guest_reset;
+	f->vm.guest_reset_arg = f;
 	return 0;
 fail:
 	log_error("%s", err[0] ? err : "unknown error");
@@ -631,7 +672,9 @@ int front_run(struct front *f)
 		pthread_mutex_lock(&f->lock);
 		f->state = QMP_STATE_SHUTDOWN;
 		pthread_mutex_unlock(&f->lock);
-		front_event(f, "SHUTDOWN", shutdown_data(true, "guest-shutdown"));
+		front_event(f, "SHUTDOWN", shutdown_data(true, f->guest_reset_ended ?
+							 "guest-reset" : "guest-shutdown"));
+		f->guest_reset_ended = false;
 		if (!f->launch->no_shutdown)
 			return front_exit(f, req, code);
 		front_event(f, "STOP", NULL);

@@ -79,6 +79,8 @@ struct front {
 	bool can_reset;              /* ...and it worked: resets keep threads */
 	int event_fd;                /* eventfd: emit the pending events */
 	bool pending_shutdown;       /* SHUTDOWN(guest) + STOP to emit */
+	bool pending_guest_reset;    /* the guest asked for a reset */
+	bool guest_reset_ended;      /* ...under -no-reboot: it ended the guest */
 	bool vm_live;                /* the machine is between build and destroy */
 	struct vm vm;                /* lagvisor's machine */
 	struct vm_snapshot *snap;    /* power-on state of vm (vm_reset.h) */

@@ -180,6 +180,14 @@ static int opt_flag_s(struct qemu_launch *l, const char *arg, char *err, size_t 
 	return 0;
 }
 
+static int opt_no_reboot(struct qemu_launch *l, const char *arg, char *err,
+			 size_t errlen)
+{
+	(void)arg; (void)err; (void)errlen;
+	l->no_reboot = true;
+	return 0;
+}
+
 static int opt_no_shutdown(struct qemu_launch *l, const char *arg, char *err,
 			   size_t errlen)
 {
@@ -312,6 +320,7 @@ static const struct qemu_option qemu_options[] = {
 	{ "uuid", true, opt_uuid },
 	{ "S", false, opt_flag_s },
 	{ "no-shutdown", false, opt_no_shutdown },
+	{ "no-reboot", false, opt_no_reboot },
 	{ "daemonize", false, opt_daemonize },
 	{ "pidfile", true, opt_pidfile },
 	{ "chardev", true, qemu_opt_chardev },
@@ -329,7 +338,7 @@ static const struct qemu_option qemu_options[] = {
 	{ "no-user-config", false, NULL }, { "nodefaults", false, NULL },
 	{ "rtc", true, NULL }, { "boot", true, NULL }, { "audiodev", true, NULL },
 	{ "sandbox", true, NULL }, { "msg", true, NULL }, { "global", true, NULL },
-	{ "enable-kvm", false, NULL }, { "no-reboot", false, NULL },
+	{ "enable-kvm", false, NULL },
 	{ "no-acpi", false, NULL }, { "no-hpet", false, NULL }, { "vga", true, NULL },
 	{ "usb", false, NULL }, { "parallel", true, NULL }, { "monitor", true, NULL },
 	{ "vnc", true, NULL }, { "spice", true, NULL }, { "netdev", true, NULL },

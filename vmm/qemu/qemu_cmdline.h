@@ -62,6 +62,7 @@ struct qemu_launch {
 	bool probe;                /* -machine none: a capability probe */
 	bool start_paused;         /* -S */
 	bool no_shutdown;          /* -no-shutdown */
+	bool no_reboot;            /* -no-reboot: a guest reset ends the guest */
 	bool daemonize;            /* -daemonize */
 	bool standin;              /* -lagvisor machine=standin (see standin.h) */
 	char *pidfile;             /* -pidfile, NULL: none */

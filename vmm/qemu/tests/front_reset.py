@@ -13,7 +13,11 @@ forever), and checks:
   - query-cpus-fast names the same thread IDs before and after, and
     lagvisor did not rebuild the VM (its log would say so);
   - a second reset, this time from the paused state (as libvirt's reboot
-    after powerdown does), works the same.
+    after powerdown does), works the same;
+  - a guest's own reset (hog.reset_ms: port 0xcf9, as Linux's reboot=pci)
+    resets it in place again and again, each with RESET {"guest": true},
+    the same threads throughout, as QEMU does; with -no-reboot the guest's
+    reset ends it: SHUTDOWN {"reason": "guest-reset"} and lagvisor exits.
 
   front_reset.py LAGVISOR_QEMU HOG_ELF SETTINGS
 SETTINGS is the -lagvisor value, e.g. sched=eevdf (user irqchip) or
@@ -43,8 +47,25 @@ class Qmp:
                     raise
                 time.sleep(0.1)
         self.f = self.s.makefile("rw")
+        self.events = []
         json.loads(self.f.readline())  # greeting
         self.cmd("qmp_capabilities")
+
+    def read_event(self, timeout_s):
+        # Events that came while waiting for a reply are in self.events.
+        self.s.settimeout(timeout_s)
+        try:
+            line = self.f.readline()
+        except (socket.timeout, OSError):
+            return None
+        finally:
+            self.s.settimeout(None)
+        if not line:
+            return None
+        r = json.loads(line)
+        if "event" in r:
+            self.events.append(r)
+        return r
 
     def cmd(self, name, **args):
         msg = {"execute": name}
@@ -55,6 +76,7 @@ class Qmp:
         while True:
             r = json.loads(self.f.readline())
             if "event" in r:
+                self.events.append(r)
                 continue
             if "error" in r:
                 raise RuntimeError(f"{name}: {r['error']}")
@@ -76,6 +98,64 @@ def wait_count(path, text, n, timeout_s):
             pass
         time.sleep(0.2)
     return False
+
+
+def start(emu, elf, settings, work, append, extra=()):
+    sock, serial, log = (os.path.join(work, n) for n in ("qmp.sock", "serial.log", "err.log"))
+    for path in (sock, serial):
+        if os.path.exists(path):
+            os.unlink(path)
+    p = subprocess.Popen(
+        [emu, "-S", "-nodefaults", "-smp", "2", "-m", "32", "-kernel", elf,
+         "-append", append, "-serial", "file:" + serial,
+         "-qmp", f"unix:{sock},server=on,wait=off", *extra,
+         "-lagvisor", settings + ",verbose=1"],
+        stdout=subprocess.DEVNULL, stderr=open(log, "a"))
+    return p, Qmp(sock, time.time() + 30), serial
+
+
+def guest_resets(emu, elf, settings, work, check):
+    """The guest resets itself every 300 ms of its run."""
+    append = "hog.duration_ms=0 hog.report_ms=100 hog.reset_ms=300"
+    p, q, serial = start(emu, elf, settings, work, append)
+    try:
+        before = tids(q)
+        q.cmd("cont")
+        check(wait_count(serial, ONLINE, 3, 90), "guest resets: booted 3 times in place")
+        end = time.time() + 30
+        while time.time() < end and sum(
+                e["event"] == "RESET" and e["data"] == {"guest": True, "reason": "guest-reset"}
+                for e in q.events) < 2:
+            q.read_event(1)
+        check(sum(e["event"] == "RESET" and e["data"].get("guest") is True
+                  for e in q.events) >= 2, "guest resets: RESET {guest: true} events")
+        check(tids(q) == before, "guest resets: same vCPU threads")
+        q.cmd("quit")
+        p.wait(30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # -no-reboot: the guest's reset ends it.
+    p, q, serial = start(emu, elf, settings, work, append, ["-no-reboot"])
+    try:
+        q.cmd("cont")
+        end = time.time() + 60
+        while time.time() < end and not any(e["event"] == "SHUTDOWN" for e in q.events):
+            if q.read_event(1) is None and p.poll() is not None:
+                break
+        check(any(e["event"] == "SHUTDOWN" and e["data"].get("reason") == "guest-reset"
+                  for e in q.events), "-no-reboot: SHUTDOWN reason guest-reset")
+        try:
+            rc = p.wait(30)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc == 0, f"-no-reboot: lagvisor exited (status {rc})")
+        check(open(serial).read().count(ONLINE) == 1, "-no-reboot: booted once")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def main():
@@ -133,6 +213,13 @@ def main():
         with open(log, errors="replace") as f:
             err = f.read()
         check("rebuild" not in err, "no rebuild of the VM in lagvisor's log")
+        try:
+            guest_resets(emu, elf, settings, work, check)
+        except Exception as e:  # noqa: BLE001 - any failure is the test's
+            check(False, f"guest resets: {type(e).__name__}: {e}")
+        with open(log, errors="replace") as f:
+            err = f.read()
+        check("rebuild" not in err, "guest resets: no rebuild of the VM")
         if failures:
             print("--- lagvisor log (tail) ---\n" + "\n".join(err.splitlines()[-40:]))
             with open(serial, errors="replace") as f:
