@@ -16,10 +16,6 @@
 #include "vmm/qemu/cgroup_weight.h"
 #include "vmm/vm_reset.h"
 
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE   2
-/* How long query-cpus-fast waits for the vCPU threads of a VM being started. */
-#define FRONT_TID_WAIT_MS 5000
 /* How long the last events may take to reach libvirt before exiting. */
 #define FRONT_FLUSH_MS 2000
 
@@ -59,7 +55,7 @@ static void front_request_locked(struct front *f, enum front_req req)
 	pthread_cond_broadcast(&f->cond);
 }
 
-static void front_on_signal(void *opaque, int signo)
+void front_on_signal(void *opaque, int signo)
 {
 	struct front *f = opaque;
 
@@ -70,8 +66,6 @@ static void front_on_signal(void *opaque, int signo)
 		f->signo = signo;
 	pthread_mutex_unlock(&f->lock);
 }
-
-static const struct front_machine_ops front_vm_ops, front_standin_ops;
 
 /* QMP backend hooks: the I/O thread, QMP server lock held. */
 
@@ -188,7 +182,7 @@ static int fb_reset(void *opaque)
  * a reset in place with RESET {"guest": true}, or under -no-reboot (libvirt's
  * <on_reboot>destroy) the end of the guest, as a shutdown.
  */
-static void front_guest_reset(void *arg)
+void front_guest_reset(void *arg)
 {
 	struct front *f = arg;
 	uint64_t one = 1;
@@ -405,184 +399,6 @@ int front_init(struct front *f, struct qemu_launch *launch)
 		return front_open_monitor(f);
 	return 0;
 }
-
-/* vmm/main.c's sequence, with the console on the serial chardev. */
-static int vm_build(struct front *f, struct vm_config *cfg)
-{
-	const struct qemu_chardev *chr = f->launch->serial ?
-		qemu_launch_chardev(f->launch, f->launch->serial) : NULL;
-	struct host_limits limits = { 0 };
-	char err[512] = "";
-	int code = EXIT_RUNTIME;
-
-	/* stdio by hand gets lagvisor's own console (raw mode, Ctrl-A x). */
-	if (chr && chr->kind == QEMU_CHR_STDIO)
-		cfg->serial = SERIAL_STDIO;
-	else
-		cfg->serial = f->serial.out_fd >= 0 ? SERIAL_FD : SERIAL_NONE;
-	cfg->serial_out_fd = f->serial.out_fd;
-	cfg->serial_in_fd = f->serial.in_fd;
-	config_read_host_mem(&limits);
-	if (config_validate(cfg, &limits, err, sizeof(err)) ||
-	    config_check_files(cfg, err, sizeof(err))) {
-		log_error("%s", err);
-		return EXIT_USAGE;
-	}
-	if (vm_init(&f->vm, cfg)) {
-		log_error("cannot set up the VM");
-		return EXIT_RUNTIME;
-	}
-	if (vm_map_memory(&f->vm, err, sizeof(err)))
-		goto fail;
-	if (vm_load_kernel(&f->vm, err, sizeof(err))) {
-		code = EXIT_USAGE;
-		goto fail;
-	}
-	if (kvm_open(&f->vm.kvm, cfg->irqchip, err, sizeof(err)))
-		goto fail;
-	limits.max_cpus = f->vm.kvm.max_cpus;
-	if (config_validate(cfg, &limits, err, sizeof(err))) {
-		code = EXIT_USAGE;
-		goto fail;
-	}
-	if (vm_create(&f->vm, err, sizeof(err)))
-		goto fail;
-	/* The VM's I/O thread reads the same signals: route them here. */
-	f->vm.iothread.on_signal = front_on_signal;
-	f->vm.iothread.sig_opaque = f;
-	f->vm.guest_reset = front_guest_reset;
-	f->vm.guest_reset_arg = f;
-	return 0;
-fail:
-	log_error("%s", err[0] ? err : "unknown error");
-	vm_destroy(&f->vm);
-	return code;
-}
-
-static int vm_run_(struct front *f)
-{
-	return vm_run(&f->vm);
-}
-
-static int vm_pause_(struct front *f)
-{
-	return vm_pause(&f->vm);
-}
-
-static void vm_resume_(struct front *f)
-{
-	vm_resume(&f->vm);
-}
-
-static void vm_stop_(struct front *f)
-{
-	vm_stop(&f->vm, 0);
-}
-
-static int vm_vcpu_tids_(struct front *f, int *tids, unsigned n, int timeout_ms)
-{
-	return vm_vcpu_tids(&f->vm, tids, n, timeout_ms);
-}
-
-static int vm_snapshot_(struct front *f)
-{
-	return vm_snapshot_take(&f->vm, FRONT_TID_WAIT_MS, &f->snap);
-}
-
-static int vm_reset_(struct front *f)
-{
-	char err[256] = "";
-	int r = vm_reset(&f->vm, f->snap, err, sizeof(err));
-
-	if (r)
-		log_error("%s", err);
-	return r;
-}
-
-static void vm_destroy_(struct front *f)
-{
-	vm_destroy(&f->vm);
-	vm_snapshot_free(f->snap);
-	f->snap = NULL;
-}
-
-static const struct front_machine_ops front_vm_ops = {
-	.build = vm_build,
-	.run = vm_run_,
-	.pause = vm_pause_,
-	.resume = vm_resume_,
-	.stop = vm_stop_,
-	.vcpu_tids = vm_vcpu_tids_,
-	.snapshot = vm_snapshot_,
-	.reset = vm_reset_,
-	.destroy = vm_destroy_,
-};
-
-static int standin_build(struct front *f, struct vm_config *cfg)
-{
-	int r = standin_create(&f->standin, cfg->nr_cpus, f->serial.out_fd);
-
-	if (r) {
-		log_error("stand-in machine: %s", strerror(-r));
-		return EXIT_RUNTIME;
-	}
-	return 0;
-}
-
-static int standin_run_(struct front *f)
-{
-	return standin_run(&f->standin);
-}
-
-static int standin_pause_(struct front *f)
-{
-	standin_pause(&f->standin);
-	return 0;
-}
-
-static void standin_resume_(struct front *f)
-{
-	standin_resume(&f->standin);
-}
-
-static void standin_stop_(struct front *f)
-{
-	standin_stop(&f->standin, 0);
-}
-
-static int standin_vcpu_tids_(struct front *f, int *tids, unsigned n, int timeout_ms)
-{
-	return standin_vcpu_tids(&f->standin, tids, n, timeout_ms);
-}
-
-static int standin_snapshot_(struct front *f)
-{
-	(void)f;
-	return 0;
-}
-
-static int standin_reset_(struct front *f)
-{
-	standin_reset(&f->standin);
-	return 0;
-}
-
-static void standin_destroy_(struct front *f)
-{
-	standin_destroy(&f->standin);
-}
-
-static const struct front_machine_ops front_standin_ops = {
-	.build = standin_build,
-	.run = standin_run_,
-	.pause = standin_pause_,
-	.resume = standin_resume_,
-	.stop = standin_stop_,
-	.vcpu_tids = standin_vcpu_tids_,
-	.snapshot = standin_snapshot_,
-	.reset = standin_reset_,
-	.destroy = standin_destroy_,
-};
 
 /* After a guest-side end with -no-shutdown: wait for reset, quit or a signal. */
 static enum front_req front_wait_shut_down(struct front *f)

@@ -98,4 +98,16 @@ int front_run(struct front *f);
 
 void front_destroy(struct front *f);
 
+/* Between front.c and front_machines.c. Exit statuses as lagvisor run's. */
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE   2
+/* How long query-cpus-fast and the power-on snapshot wait for the vCPU
+ * threads of a VM being started. */
+#define FRONT_TID_WAIT_MS 5000
+extern const struct front_machine_ops front_vm_ops, front_standin_ops;
+/* The VM's I/O thread's signal hook: a signal ends the VM as a request. */
+void front_on_signal(void *opaque, int signo);
+/* vm->guest_reset: the guest asked for a reset (its vCPU thread). */
+void front_guest_reset(void *arg);
+
 #endif
