@@ -13,7 +13,9 @@
  * which carries the host ops and their opaque argument.
  *
  * Locks (all process-shared, robust; a lock whose owner died is taken over
- * and marked consistent, the vmm removes the dead member's entities later):
+ * and what it guards is rebuilt first from the entities' own state, since
+ * the owner may have died half way through (repair.c); the vmm removes the
+ * dead member's entities later):
  *     domain lock  ->  entity lock  ->  run-queue locks (lower pCPU first)
  * Every public function takes what it needs itself; none may be called from
  * inside a host op (host ops run with run-queue locks held).
@@ -336,7 +338,8 @@ int sched_pcpu_get_info(struct sched_handle *h, unsigned pcpu, struct sched_pcpu
 
 /* Check every invariant of the domain (sums vs. recomputation from the tree,
  * augmented fields, curr not in tree, each runnable entity on exactly one
- * queue, states consistent). 0 if all hold, else -EUCLEAN with a one-line
+ * queue, states consistent, the free list matching the free slots). 0 if
+ * all hold, else -EUCLEAN with a one-line
  * description in msg. Takes all locks in order. O(total entities). */
 int sched_domain_check(struct sched_handle *h, char *msg, size_t msg_len);
 
