@@ -80,6 +80,17 @@ int lapic_init(struct lapic *l, struct apic_bus *bus, unsigned index,
 	return 0;
 }
 
+int lapic_set_phys_addr_bits(struct lapic *l, unsigned bits)
+{
+	if (bits < 32 || bits > 52)
+		return -EINVAL;
+	lapic_lock(l);
+	l->base_rsvd = (l->base_rsvd & (0x2ffull | APIC_BASE_EXTD)) |
+		       ~((1ull << bits) - 1);
+	lapic_unlock(l);
+	return 0;
+}
+
 void lapic_destroy(struct lapic *l)
 {
 	if (l->bus && l->bus->lapic[l->index] == l)

@@ -183,6 +183,9 @@ int apic_bus_deliver(struct apic_bus *bus, const struct apic_msg *msg);
 int lapic_init(struct lapic *l, struct apic_bus *bus, unsigned index,
 	       const struct lapic_config *cfg);
 void lapic_destroy(struct lapic *l);
+/* The guest's MAXPHYADDR once known (its CPUID is set after the LAPIC is
+ * created): IA32_APIC_BASE bits from it up #GP. 0 or -EINVAL (not 32..52). */
+int lapic_set_phys_addr_bits(struct lapic *l, unsigned bits);
 /* Back to the power-on state lapic_init left (a system reset; an INIT
  * keeps the base and the mode). The timer is stopped and arm_timer told. */
 void lapic_reset(struct lapic *l);

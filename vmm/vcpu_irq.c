@@ -66,6 +66,28 @@ static int vcpu_ioctl(struct vcpu *v, unsigned long req, void *arg, const char *
 	return 0;
 }
 
+/* IA32_APIC_BASE bits at and above the guest's MAXPHYADDR (CPUID
+ * 0x80000008 EAX[7:0], set by x86_vcpu_init) #GP, as on hardware. */
+static void guest_phys_bits_to_lapic(struct vcpu *v)
+{
+	struct {
+		struct kvm_cpuid2 hdr;
+		struct kvm_cpuid_entry2 e[256];
+	} c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.nent = 256;
+	if (ioctl(v->fd, KVM_GET_CPUID2, &c) < 0) {
+		log_once(LOG_WARN, "vCPU %u: KVM_GET_CPUID2: %s (APIC base reserved bits "
+			 "from bit 52)", v->index, strerror(errno));
+		return;
+	}
+	for (unsigned i = 0; i < c.hdr.nent; i++)
+		if (c.e[i].function == 0x80000008 &&
+		    lapic_set_phys_addr_bits(&v->irq.lapic, c.e[i].eax & 0xff) == 0)
+			return;
+}
+
 int vcpu_irq_thread_init(struct vcpu *v)
 {
 	struct vcpu_irq *q = &v->irq;
@@ -94,6 +116,7 @@ int vcpu_irq_thread_init(struct vcpu *v)
 		return r;
 	}
 	q->tsc_khz = (uint64_t)r;
+	guest_phys_bits_to_lapic(v);
 	/* KVM's state right after creation is the architectural reset state:
 	 * a later INIT goes back to it. */
 	r = vcpu_ioctl(v, KVM_GET_SREGS, &q->reset_sregs, "KVM_GET_SREGS");

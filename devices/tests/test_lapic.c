@@ -124,6 +124,19 @@ static void test_apic_base(void)
 	CHECK_EQ(lapic_msr_write(&narrow, MSR_IA32_APIC_BASE, b | x2, 0),
 		 -EINVAL);
 	CHECK_EQ(lapic_init(&narrow, &f->bus, 5, &cfg), -EINVAL); /* taken */
+	/* Narrowed later, once the guest's CPUID is known (kvm-unit-tests
+	 * apic "reserved physaddr bits"); EXTD stays reserved. */
+	CHECK_EQ(lapic_set_phys_addr_bits(&narrow, 53), -EINVAL);
+	CHECK_EQ(lapic_set_phys_addr_bits(&narrow, 34), 0);
+	CHECK_EQ(lapic_msr_write(&narrow, MSR_IA32_APIC_BASE,
+				 (1ull << 35) | b | en, 0), -EINVAL);
+	CHECK_EQ(lapic_msr_write(&narrow, MSR_IA32_APIC_BASE,
+				 (1ull << 33) | b | en, 0), 0);
+	CHECK_EQ(lapic_msr_write(&narrow, MSR_IA32_APIC_BASE, b | x2, 0),
+		 -EINVAL);
+	CHECK_EQ(lapic_set_phys_addr_bits(&f->l[1], 40), 0);
+	CHECK_EQ(base_w(f, 1, (1ull << 40) | b | en), -EINVAL);
+	CHECK_EQ(base_w(f, 1, (1ull << 39) | b | en), 0);
 	lapic_destroy(&narrow);
 	fx_destroy(f);
 }
