@@ -101,6 +101,8 @@ def wait_count(path, text, n, timeout_s):
 
 
 def start(emu, elf, settings, work, append, extra=()):
+    """lagvisor-qemu paused (-S) with a QMP socket and a file serial; its
+    stderr goes to work/err.log (appended). Returns (process, socket, serial)."""
     sock, serial, log = (os.path.join(work, n) for n in ("qmp.sock", "serial.log", "err.log"))
     for path in (sock, serial):
         if os.path.exists(path):
@@ -111,14 +113,15 @@ def start(emu, elf, settings, work, append, extra=()):
          "-qmp", f"unix:{sock},server=on,wait=off", *extra,
          "-lagvisor", settings + ",verbose=1"],
         stdout=subprocess.DEVNULL, stderr=open(log, "a"))
-    return p, Qmp(sock, time.time() + 30), serial
+    return p, sock, serial
 
 
 def guest_resets(emu, elf, settings, work, check):
     """The guest resets itself every 300 ms of its run."""
     append = "hog.duration_ms=0 hog.report_ms=100 hog.reset_ms=300"
-    p, q, serial = start(emu, elf, settings, work, append)
+    p, sock, serial = start(emu, elf, settings, work, append)
     try:
+        q = Qmp(sock, time.time() + 30)
         before = tids(q)
         q.cmd("cont")
         check(wait_count(serial, ONLINE, 3, 90), "guest resets: booted 3 times in place")
@@ -137,8 +140,9 @@ def guest_resets(emu, elf, settings, work, check):
             p.kill()
             p.wait()
     # -no-reboot: the guest's reset ends it.
-    p, q, serial = start(emu, elf, settings, work, append, ["-no-reboot"])
+    p, sock, serial = start(emu, elf, settings, work, append, ["-no-reboot"])
     try:
+        q = Qmp(sock, time.time() + 30)
         q.cmd("cont")
         end = time.time() + 60
         while time.time() < end and not any(e["event"] == "SHUTDOWN" for e in q.events):
@@ -172,13 +176,8 @@ def main():
         failures += not ok
 
     with tempfile.TemporaryDirectory(prefix="lagvisor-reset.") as work:
-        sock, serial, log = (os.path.join(work, n) for n in ("qmp.sock", "serial.log", "err.log"))
-        p = subprocess.Popen(
-            [emu, "-S", "-nodefaults", "-smp", "2", "-m", "32", "-kernel", elf,
-             "-append", "hog.duration_ms=0 hog.report_ms=200",
-             "-serial", "file:" + serial, "-qmp", f"unix:{sock},server=on,wait=off",
-             "-lagvisor", settings + ",verbose=1"],
-            stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+        log = os.path.join(work, "err.log")
+        p, sock, serial = start(emu, elf, settings, work, "hog.duration_ms=0 hog.report_ms=200")
         try:
             q = Qmp(sock, time.time() + 30)
             before = tids(q)
