@@ -69,7 +69,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 
 enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
-	OPT_SERIAL, OPT_STRICT_IO, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
+	OPT_SERIAL, OPT_STRICT_IO, OPT_NO_X2APIC, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
 	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
 	OPT_IRQCHIP,
 };
@@ -91,6 +91,7 @@ static const struct cli_option run_options[] = {
 	{ "irqchip", 0, true, OPT_IRQCHIP },
 	{ "serial", 0, true, OPT_SERIAL },
 	{ "strict-io", 0, false, OPT_STRICT_IO },
+	{ "no-x2apic", 0, false, OPT_NO_X2APIC },
 	{ "qemu-testdev", 0, false, OPT_QEMU_TESTDEV },
 	{ "verbose", 'v', false, OPT_VERBOSE },
 	{ "help", 'h', false, OPT_HELP },
@@ -196,6 +197,9 @@ static int apply_option(const struct cli_option *o, const char *v,
 		return parse_serial(v, cfg, err, errlen);
 	case OPT_STRICT_IO:
 		cfg->strict_io = true;
+		break;
+	case OPT_NO_X2APIC:
+		cfg->no_x2apic = true;
 		break;
 	case OPT_QEMU_TESTDEV:
 		cfg->qemu_testdev = true;
@@ -380,6 +384,8 @@ void cli_usage_run(FILE *f)
 	      "  --irqchip kernel|user  interrupt controllers: KVM's (default with\n"
 	      "                       --sched host) or lagvisor's (guest HLT and\n"
 	      "                       interrupts reach lagvisor; default with eevdf)\n"
+	      "  --no-x2apic          hide x2APIC from the guest's CPUID: its local\n"
+	      "                       APICs stay in xAPIC (MMIO) mode\n"
 	      "  --serial MODE        stdio (default), file:PATH (output only), none\n"
 	      "  --strict-io          stop the VM on any access to an unhandled I/O\n"
 	      "                       port or MMIO address (default: log it once)\n"

@@ -31,6 +31,7 @@ struct vm_config {
 	int serial_out_fd;           /* SERIAL_FD only: output fd (not closed; */
 	int serial_in_fd;            /* full means dropped), input fd or -1 */
 	bool strict_io;              /* unhandled I/O ends the VM */
+	bool no_x2apic;              /* CPUID without x2APIC: xAPIC only */
 	bool qemu_testdev;           /* QEMU fw_cfg + pc-testdev ports (test images) */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */
 	struct sched_options sched_opts;  /* --host-cpus, --weight, ... (zero: defaults) */

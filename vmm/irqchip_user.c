@@ -60,11 +60,12 @@ static const struct apic_bus_ops irqchip_bus_ops = {
 /* MSRs KVM would handle (or ignore) itself that lagvisor's APIC and PV
  * code own. A clear bit in a range's bitmap denies the access to the
  * guest, which then exits with KVM_MSR_EXIT_REASON_FILTER. The x2APIC
- * range cannot be listed: KVM never filters 0x800-0x8ff, and without its
- * LAPIC an SVM/VMX KVM (checked: Linux 6.1) answers them with #GP itself
- * instead of an UNKNOWN exit. So this mode offers xAPIC only (no x2APIC
- * in CPUID, as QEMU with kernel-irqchip=off); lagvisor's x2APIC MSR path
- * stays for KVMs that do exit (PVM does). */
+ * range cannot be listed: KVM never filters 0x800-0x8ff. Without its LAPIC
+ * an SVM/VMX KVM fails every access there (kvm_x2apic_msr_read/write
+ * return 1, the #GP path), so the x2APIC reaches lagvisor as an INVAL
+ * exit, which is why INVAL is asked for too; a PVM KVM reports the same
+ * accesses as UNKNOWN. The price: every MSR access KVM would #GP comes out
+ * first, and goes back as the same #GP (vcpu_irq_exit_msr). */
 static const uint32_t filtered_msrs[] = {
 	MSR_IA32_APIC_BASE, MSR_IA32_TSC_DEADLINE, MSR_KVM_STEAL_TIME_NEW,
 };
@@ -74,7 +75,8 @@ static int set_msr_exits(int vm_fd, char *err, size_t errlen)
 	static uint8_t deny[1];         /* all bits 0: deny */
 	struct kvm_enable_cap cap = {
 		.cap = KVM_CAP_X86_USER_SPACE_MSR,
-		.args = { KVM_MSR_EXIT_REASON_UNKNOWN | KVM_MSR_EXIT_REASON_FILTER },
+		.args = { KVM_MSR_EXIT_REASON_INVAL | KVM_MSR_EXIT_REASON_UNKNOWN |
+			  KVM_MSR_EXIT_REASON_FILTER },
 	};
 	struct kvm_msr_filter filter;
 

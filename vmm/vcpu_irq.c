@@ -24,8 +24,9 @@ static __thread struct vcpu *vcpu_self;
 
 int vcpu_irq_create(struct vcpu *v, char *err, size_t errlen)
 {
-	/* xAPIC only: see irqchip_user.c (CPUID agrees, x86_cpuid_filter). */
-	static const struct lapic_config cfg = { .no_x2apic = true };
+	/* x2APIC MSRs come out as INVAL exits (irqchip_user.c); without
+	 * x2APIC in CPUID, EXTD in IA32_APIC_BASE is reserved. */
+	const struct lapic_config cfg = { .no_x2apic = v->vm->cfg->no_x2apic };
 	struct vcpu_irq *q = &v->irq;
 	int r;
 
@@ -568,9 +569,12 @@ int vcpu_irq_exit_msr(struct vcpu *v)
 			run->msr.data = steal_time_msr_read(&q->steal);
 		}
 	} else {
-		/* An MSR KVM does not know either: #GP, as KVM would give. */
-		log_once(LOG_INFO, "vCPU %u: %s of unknown MSR 0x%x: #GP", v->index,
-			 write ? "WRMSR" : "RDMSR", msr);
+		/* KVM refused it (INVAL) or does not know it (UNKNOWN):
+		 * the #GP KVM would have given. */
+		log_once(LOG_INFO, "vCPU %u: %s of MSR 0x%x %s: #GP", v->index,
+			 write ? "WRMSR" : "RDMSR", msr,
+			 run->msr.reason == KVM_MSR_EXIT_REASON_INVAL ? "refused by KVM"
+								      : "unknown to KVM");
 		r = -EINVAL;
 	}
 	run->msr.error = r ? 1 : 0;

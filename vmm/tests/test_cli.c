@@ -109,6 +109,7 @@ static void test_run_defaults(void)
 	CHECK(cfg.irqchip == IRQCHIP_USER);
 	CHECK(cfg.serial == SERIAL_STDIO);
 	CHECK(!cfg.strict_io);
+	CHECK(!cfg.no_x2apic);
 	CHECK(cfg.verbose == 0);
 	CHECK(config_validate(&cfg, NULL, err, sizeof(err)) == 0);
 }
@@ -118,7 +119,7 @@ static void test_run_options(void)
 	CHECK(parse("run", "--kernel=/k", "--initrd", "/i", "--cmdline",
 		    "console=ttyS0 quiet", "--cpus", "4", "--memory=1G",
 		    "--sched", "host", "--serial", "file:/tmp/x.log",
-		    "--strict-io", "-v", "--verbose", NULL) == CLI_RUN);
+		    "--strict-io", "--no-x2apic", "-v", "--verbose", NULL) == CLI_RUN);
 	CHECK(!strcmp(cfg.kernel_path, "/k"));
 	CHECK(!strcmp(cfg.initrd_path, "/i"));
 	CHECK(!strcmp(cfg.cmdline, "console=ttyS0 quiet"));
@@ -127,6 +128,7 @@ static void test_run_options(void)
 	CHECK(cfg.sched == SCHED_MODE_HOST);
 	CHECK(cfg.serial == SERIAL_FILE && !strcmp(cfg.serial_path, "/tmp/x.log"));
 	CHECK(cfg.strict_io);
+	CHECK(cfg.no_x2apic);
 	CHECK(cfg.verbose == 2);
 
 	CHECK(parse("run", "--kernel", "k", "-vv", "--serial", "none",
@@ -163,6 +165,7 @@ static void test_run_errors(void)
 		{ "-x", NULL, "unknown option '-x'" },
 		{ "-vq", NULL, "unknown option '-q'" },
 		{ "--strict-io=yes", NULL, "--strict-io takes no value" },
+		{ "--no-x2apic=1", NULL, "--no-x2apic takes no value" },
 		{ "--verbose=1", NULL, "--verbose takes no value" },
 		{ "stray", NULL, "unexpected argument 'stray'" },
 		{ "-", NULL, "unexpected argument '-'" },

@@ -31,6 +31,7 @@ struct x86_boot_info {
 	const char *format;     /* "bzImage", "ELF (PVH)", ..., for messages */
 	enum irqchip_mode irqchip; /* copied from the config by x86_load_kernel:
 				    * x86_vcpu_init's CPUID and LAPIC setup depend on it */
+	bool no_x2apic;            /* the same: --no-x2apic */
 };
 
 /*

@@ -91,8 +91,7 @@ static void fix_leaf(struct kvm_cpuid_entry2 *e, const struct x86_cpuid_params *
 			    LEAF1_ECX_TSC_DEADLINE);
 		if (p->tsc_deadline)
 			e->ecx |= LEAF1_ECX_TSC_DEADLINE;
-		/* Without KVM's LAPIC, KVM #GPs x2APIC MSRs before any exit. */
-		if (p->irqchip == IRQCHIP_USER)
+		if (p->no_x2apic)
 			e->ecx &= ~LEAF1_ECX_X2APIC;
 		e->ebx = (e->ebx & 0xffff) | (p->apic_id << 24) |
 			 ((p->nr_cpus > 255 ? 255 : p->nr_cpus) << 16);

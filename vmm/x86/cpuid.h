@@ -18,6 +18,7 @@ struct x86_cpuid_params {
 	bool tsc_deadline;         /* offer the TSC-deadline timer (leaf 1 ECX[24]):
 				    * KVM_CAP_TSC_DEADLINE_TIMER with KVM's LAPIC,
 				    * always with lagvisor's */
+	bool no_x2apic;            /* hide x2APIC (leaf 1 ECX[21]) */
 };
 
 /* Entries x86_cpuid_filter may add beyond its input (0xB, 0x1F, 0x4000000x). */
@@ -30,7 +31,7 @@ uint32_t x86_cpuid_kvm_features(enum irqchip_mode irqchip);
  * out = in filtered for one vCPU:
  *  - leaf 1: hypervisor bit set; MONITOR, VMX and PDCM cleared; TSC-deadline
  *    as p->tsc_deadline says (KVM does not list it itself); x2APIC cleared
- *    for IRQCHIP_USER (KVM cannot hand its MSRs out); EBX[31:24] =
+ *    when p->no_x2apic (either irqchip emulates it otherwise); EBX[31:24] =
  *    APIC ID, EBX[23:16] = nr_cpus, HTT set when nr_cpus > 1;
  *  - leaves 5 (MONITOR/MWAIT), 0xA (PMU), 0x8000000A (SVM) zeroed; leaf 7
  *    WAITPKG and 0x80000001 SVM cleared (no nested virtualization);

@@ -372,6 +372,7 @@ int x86_load_kernel(const struct guest_mem *mem, const struct vm_config *cfg,
 
 	memset(out, 0, sizeof(*out));
 	out->irqchip = cfg->irqchip;
+	out->no_x2apic = cfg->no_x2apic;
 	c.nr_e820 = x86_e820_build(cfg->mem_bytes, c.e820, X86_E820_MAX);
 	if (!c.nr_e820 || !guest_mem_ptr(mem, 0, X86_HIGH_MEM_GPA)) {
 		snprintf(err, errlen, "guest memory (%llu bytes) is too small to boot from",

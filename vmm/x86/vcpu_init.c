@@ -68,10 +68,12 @@ static int get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out)
 }
 
 static int set_cpuid(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
-		     enum irqchip_mode irqchip)
+		     const struct x86_boot_info *boot)
 {
+	enum irqchip_mode irqchip = boot->irqchip;
 	struct x86_cpuid_params p = {
 		.apic_id = index, .nr_cpus = nr_cpus, .irqchip = irqchip,
+		.no_x2apic = boot->no_x2apic,
 		/* lagvisor's LAPIC implements the TSC-deadline MSR; KVM's says so */
 		.tsc_deadline = irqchip == IRQCHIP_USER ||
 				ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0,
@@ -169,7 +171,7 @@ static int setup_boot_regs(int vcpu_fd, const struct x86_boot_info *boot)
 int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 		  const struct x86_boot_info *boot)
 {
-	int ret = set_cpuid(kvm_fd, vcpu_fd, index, nr_cpus, boot->irqchip);
+	int ret = set_cpuid(kvm_fd, vcpu_fd, index, nr_cpus, boot);
 
 	if (!ret)
 		ret = set_msrs(vcpu_fd, index, boot->irqchip);
