@@ -367,7 +367,12 @@ void set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	tree_remove(dom_ents(d), &rq->root, id);
 	sum_sub(rq, e);
 	account_wait(e, now_ns);
-	e->exec_start_ns = now_ns;
+	/* Not now_ns: a caller whose clock read is older than one already
+	 * seen here (it read it before waiting for the lock) would start e's
+	 * run in the past, and the next update_curr would charge e again for
+	 * time the previous curr was charged for up to clock_ns (update_curr
+	 * ran just before, so clock_ns >= now_ns). */
+	e->exec_start_ns = rq->clock_ns;
 	e->nr_switches++;
 	rq->nr_switches++;
 	s = e->slice_ns;

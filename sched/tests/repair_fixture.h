@@ -21,11 +21,6 @@ struct shared {
 	uint32_t started;              /* random child: running its loop */
 };
 
-/* verify(): an entity that did not run is a failure; when false only
- * counted in never_ran (see test_repair_random.c's threaded modes) */
-static bool strict_runs = true;
-static unsigned never_ran;
-
 struct world {
 	void *map;
 	size_t len;
@@ -167,9 +162,7 @@ static inline void verify(struct world *w, const char *where)
 		}
 	}
 	for (unsigned id = 0; id < ne; id++) {
-		if (live[id] && !ran[id] && !strict_runs) {
-			never_ran++;
-		} else if (live[id] && !ran[id]) {
+		if (live[id] && !ran[id]) {
 			CHECK_EQ(sched_entity_get_info(&w->h, id, &ei), 0);
 			fprintf(stderr, "%s: entity %u never ran (state %u pcpu %u weight %u "
 				"lag %" PRId64 " deadline - vruntime %" PRId64 ")\n", where, id,

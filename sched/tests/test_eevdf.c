@@ -482,6 +482,39 @@ static void test_fair_share(void)
 	tdom_free(t);
 }
 
+/*
+ * Two callers on one queue with clocks read at different moments: the pCPU's
+ * own thread read 5 ms, then waited for the lock while a waker's tick at
+ * 10 ms charged curr a up to 10 ms. The switch it then makes must start b at
+ * 10 ms, not 5: else b is charged again for 5..10 ms, which a already paid
+ * for. (Seen as lags of seconds with concurrent callers in
+ * test_sched_repair_random threads-nokill.) Wall time is conserved: the
+ * entities' run time adds up to the 11 ms elapsed.
+ */
+static void test_stale_clock_switch(void)
+{
+	struct tdom *t = tdom_new(1, 8, NULL);
+	unsigned a = tdom_add(t, 0, 0, false), b = tdom_add(t, 0, 0, false);
+	struct sched_entity_info ia, ib;
+	uint64_t bv;
+
+	sched_wake(&t->h, a, 0, 0, NULL);
+	tsched(t, 0, 0, a);
+	sched_wake(&t->h, b, 0, 0, NULL);      /* b: v 0, d 1.5 ms */
+	bv = tinfo(t, b).vruntime;
+	CHECK_EQ(sched_tick(&t->h, 0, 10 * MS), 1);     /* a: v 10 ms, V 5: b */
+	tsched(t, 0, 5 * MS, b);                          /* the stale clock */
+	CHECK_EQ(sched_tick(&t->h, 0, 11 * MS), 0);
+	ia = tinfo(t, a);
+	ib = tinfo(t, b);
+	CHECK_EQ(ia.sum_exec_ns, 10 * MS);
+	CHECK_EQ(ib.sum_exec_ns, 1 * MS);
+	CHECK_EQ((int64_t)(ib.vruntime - bv), 1 * MS);
+	CHECK_EQ(tpinfo(t, 0).busy_ns, 11 * MS);
+	tcheck(t, __func__);
+	tdom_free(t);
+}
+
 int main(void)
 {
 	test_avg_floor_and_eligible();
@@ -496,6 +529,7 @@ int main(void)
 	test_preempt_short_and_timer();
 	test_fair_share();
 	test_delay_dequeue();
+	test_stale_clock_switch();
 	if (test_failures) {
 		fprintf(stderr, "test_eevdf: %d check(s) failed\n", test_failures);
 		return 1;

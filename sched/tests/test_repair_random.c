@@ -14,11 +14,12 @@
  * other's operations on the other queues (the waker that moves a blocked
  * entity away while a repair scans the entity states). "threads-nokill"
  * is the same with a child that does nothing: no death, no repair.
- * Not in meson: after concurrent callers, verify() sometimes finds an
- * eligible entity that its queue does not pick for 64 slices, in both modes
- * alike and on the tree before repair.c existed (an open question for sched
- * core, not for the repair), so these modes only count such entities and
- * fail on everything else verify() checks.
+ * These modes found the switch that started the new curr at a caller's stale
+ * clock (eevdf.c set_next_locked; test_eevdf.c test_stale_clock_switch):
+ * entities charged twice for the same time reached lags of seconds, and
+ * verify() then saw eligible entities wait past its 64 slices. Not in meson:
+ * they take whatever interleavings this host gives, and "threads" needs kills
+ * to land inside critical sections, which fails on a loaded host.
  *
  * Usage: test_sched_repair_random [iterations] [seed] [threads|threads-nokill]
  *        (default 400 1, single-threaded parent)
@@ -196,7 +197,6 @@ int main(int argc, char **argv)
 	bool nokill = argc > 3 && !strcmp(argv[3], "threads-nokill");
 	bool threads = nokill || (argc > 3 && !strcmp(argv[3], "threads"));
 
-	strict_runs = !threads;
 	struct world *w = world_new(NP, NSLOT, NULL);
 	unsigned inside = 0, held = 0;
 	char where[64];
@@ -249,8 +249,6 @@ int main(int argc, char **argv)
 	printf("test_sched_repair_random: %u of %u kills inside a critical section "
 	       "(%u locks taken over)%s\n", inside, iters, held,
 	       threads ? ", live threads repairing" : "");
-	if (threads)
-		printf("entities that did not run within 64 slices: %u\n", never_ran);
 	if (test_failures) {
 		fprintf(stderr, "test_sched_repair_random: %d check(s) failed\n", test_failures);
 		return 1;
