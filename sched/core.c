@@ -75,21 +75,24 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 		return r;
 	sw->prev = rq->curr;
 	sw->pulled = 0;
-	/* loop: the allowed set may change again while rq is unlocked */
-	while (rq->curr != SCHED_NONE && !ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
-		r = move_forbidden_curr(h, rq, now_ns);
-		if (r)
-			return r;
-	}
-	update_curr_locked(h, rq, now_ns);
-	if (rq->nr_queued == rq->nr_delayed) {  /* nothing runnable */
+	for (bool pulled = false;; pulled = true) {
+		/* Loop: the allowed set may change again while rq is unlocked,
+		 * here or for the pull, when another caller may also have made
+		 * a curr here and narrowed its set. */
+		while (rq->curr != SCHED_NONE && !ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
+			r = move_forbidden_curr(h, rq, now_ns);
+			if (r)
+				return r;
+		}
+		update_curr_locked(h, rq, now_ns);
+		if (pulled || rq->nr_queued != rq->nr_delayed)  /* runnable */
+			break;
 		sched_unlock(&rq->lock);
 		r = balance_newidle(h, pcpu, now_ns);
 		sw->pulled = r > 0 ? (uint32_t)r : 0;
 		r = rq_lock(h, rq);
 		if (r)
 			return r;
-		update_curr_locked(h, rq, now_ns);
 	}
 	prev = rq->curr;
 	for (;;) {
