@@ -17,9 +17,12 @@
  * These modes found the switch that started the new curr at a caller's stale
  * clock (eevdf.c set_next_locked; test_eevdf.c test_stale_clock_switch):
  * entities charged twice for the same time reached lags of seconds, and
- * verify() then saw eligible entities wait past its 64 slices. Not in meson:
- * they take whatever interleavings this host gives, and "threads" needs kills
- * to land inside critical sections, which fails on a loaded host.
+ * verify() then saw eligible entities wait past its 64 slices; and the
+ * switch after a new-idle pull that put back a curr whose allowed set
+ * another caller had narrowed (test_interleave.c). They take whatever
+ * interleavings this host gives, so a pass proves little: "threads-nokill"
+ * runs in the stress suite; "threads" not at all, as it needs kills to land
+ * inside critical sections, which a loaded host does not always give.
  *
  * Usage: test_sched_repair_random [iterations] [seed] [threads|threads-nokill]
  *        (default 400 1, single-threaded parent)
