@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
+#include "vmm/halt_poll.h"
 #include "vmm/sched_opts.h"
 
 int cli_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
@@ -69,7 +70,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 
 enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
-	OPT_SERIAL, OPT_STRICT_IO, OPT_NO_X2APIC, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
+	OPT_SERIAL, OPT_STRICT_IO, OPT_NO_X2APIC, OPT_HALT_POLL, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
 	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
 	OPT_IRQCHIP,
 };
@@ -92,6 +93,7 @@ static const struct cli_option run_options[] = {
 	{ "serial", 0, true, OPT_SERIAL },
 	{ "strict-io", 0, false, OPT_STRICT_IO },
 	{ "no-x2apic", 0, false, OPT_NO_X2APIC },
+	{ "halt-poll", 0, true, OPT_HALT_POLL },
 	{ "qemu-testdev", 0, false, OPT_QEMU_TESTDEV },
 	{ "verbose", 'v', false, OPT_VERBOSE },
 	{ "help", 'h', false, OPT_HELP },
@@ -200,6 +202,16 @@ static int apply_option(const struct cli_option *o, const char *v,
 		break;
 	case OPT_NO_X2APIC:
 		cfg->no_x2apic = true;
+		break;
+	case OPT_HALT_POLL:
+		if (!strcmp(v, "0")) {
+			cfg->halt_poll_ns = 0;
+		} else if (sched_opts_parse_duration(v, &cfg->halt_poll_ns) ||
+			   cfg->halt_poll_ns > HALT_POLL_LIMIT_NS) {
+			snprintf(err, errlen, "--halt-poll '%s': not a duration up to 10ms "
+				 "(e.g. 200us; 0 turns polling off)", v);
+			return -EINVAL;
+		}
 		break;
 	case OPT_QEMU_TESTDEV:
 		cfg->qemu_testdev = true;
@@ -384,6 +396,10 @@ void cli_usage_run(FILE *f)
 	      "  --irqchip kernel|user  interrupt controllers: KVM's (default with\n"
 	      "                       --sched host) or lagvisor's (guest HLT and\n"
 	      "                       interrupts reach lagvisor; default with eevdf)\n"
+	      "  --halt-poll DURATION with --irqchip user, spin up to this long for\n"
+	      "                       the wakeup of a halted vCPU before sleeping,\n"
+	      "                       adaptively, as KVM's halt_poll_ns (default\n"
+	      "                       200us; 0 = off)\n"
 	      "  --no-x2apic          hide x2APIC from the guest's CPUID: its local\n"
 	      "                       APICs stay in xAPIC (MMIO) mode\n"
 	      "  --serial MODE        stdio (default), file:PATH (output only), none\n"

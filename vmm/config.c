@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmm/halt_poll.h"
+
 void config_init(struct vm_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -20,6 +22,8 @@ void config_init(struct vm_config *cfg)
 	cfg->irqchip = IRQCHIP_USER;
 	cfg->serial = SERIAL_STDIO;
 	cfg->serial_out_fd = cfg->serial_in_fd = -1;
+	/* what KVM polls for with its own irqchip */
+	cfg->halt_poll_ns = HALT_POLL_DEFAULT_MAX_NS;
 }
 
 void config_format_size(uint64_t bytes, char *buf, size_t len)

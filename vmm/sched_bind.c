@@ -386,6 +386,17 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 	return (int)res.how;
 }
 
+bool sched_bind_vcpu_pcpu_wanted(const struct sched_bind_vcpu *v)
+{
+	const struct sched_shm_pcpu *pc;
+
+	if (v->pcpu == SCHED_NONE)
+		return true;
+	pc = bind_pcpu(v->b, v->pcpu);
+	return __atomic_load_n(&pc->timer_ns, __ATOMIC_RELAXED) != 0 ||
+	       __atomic_load_n(&pc->kicked, __ATOMIC_RELAXED) != 0;
+}
+
 int sched_bind_vcpu_check(struct sched_bind_vcpu *v)
 {
 	struct sched_bind *b = v->b;

@@ -130,6 +130,11 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
  * Returns with the pCPU held (maybe another one). 0 or -errno. */
 int sched_bind_vcpu_check(struct sched_bind_vcpu *v);
 
+/* Something else wants the held pCPU: another vCPU queued there (sched/
+ * armed its slice timer) or a decision pending (a kick). Lock-free, may be
+ * stale by a moment; true when holding none. For halt polling. */
+bool sched_bind_vcpu_pcpu_wanted(const struct sched_bind_vcpu *v);
+
 /* The thread is done: leave the queues and hand the pCPU on. */
 void sched_bind_vcpu_exit(struct sched_bind_vcpu *v);
 

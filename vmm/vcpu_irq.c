@@ -17,8 +17,6 @@
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
-#define MSR_IA32_TSC 0x10
-
 /* The vCPU whose thread this is (NULL in other threads). */
 static __thread struct vcpu *vcpu_self;
 
@@ -34,6 +32,7 @@ int vcpu_irq_create(struct vcpu *v, char *err, size_t errlen)
 	q->host_timer_ns = LAPIC_NO_DEADLINE;
 	q->wait_sipi = v->index != 0;
 	q->steal.schedstat_fd = -1;
+	halt_poll_init(&q->poll, v->vm->cfg->halt_poll_ns);
 	r = lapic_init(&q->lapic, &v->vm->irqchip.bus, v->index, &cfg);
 	if (r) {
 		snprintf(err, errlen, "vCPU %u: local APIC: %s", v->index, strerror(-r));
@@ -46,6 +45,11 @@ int vcpu_irq_create(struct vcpu *v, char *err, size_t errlen)
 void vcpu_irq_destroy(struct vcpu *v)
 {
 	struct vcpu_irq *q = &v->irq;
+
+	if (q->lapic_ok)
+		log_debug("vCPU %u: %" PRIu64 " interrupts, %" PRIu64 " NMIs injected, %" PRIu64
+			  " kicks; %" PRIu64 " halts, %" PRIu64 " of them ended while polling",
+			  v->index, q->nr_injected, q->nr_nmi, q->nr_kicks, q->nr_halts, q->poll.nr_ok);
 
 	if (q->host_timer_ok)
 		timer_delete(q->host_timer);
@@ -478,122 +482,48 @@ void vcpu_irq_after_run(struct vcpu *v)
 		lapic_cr8_write(&q->lapic, (uint8_t)v->run->cr8);
 }
 
+static bool pcpu_wanted(void *arg)
+{
+	return sched_bind_vcpu_pcpu_wanted(arg);
+}
+
+/* Spin for a wakeup within the poll window (halt_poll.h), no longer than
+ * until the LAPIC deadline, and under eevdf only while no other vCPU wants
+ * this pCPU. True: an interrupt is pending now. A notify that is not an
+ * interrupt (pause, stop, reset) ends the poll too: vcpu_sleep takes it. */
+static bool halt_poll(struct vcpu *v, uint64_t start_ns)
+{
+	struct vcpu_irq *q = &v->irq;
+	uint64_t end = start_ns + q->poll.window_ns;
+	uint64_t dl = __atomic_load_n(&q->deadline_ns, __ATOMIC_SEQ_CST);
+	uint32_t gen;
+
+	if (!q->poll.window_ns || (v->sched_on && sched_bind_vcpu_pcpu_wanted(&v->sb)))
+		return false;
+	gen = __atomic_load_n(&q->gen, __ATOMIC_SEQ_CST);
+	if (dl < end)
+		end = dl;
+	if (!has_wake_event(&q->lapic, WAKE_ANY) &&
+	    !halt_poll_spin(&q->gen, gen, end, v->sched_on ? pcpu_wanted : NULL, &v->sb))
+		return false;
+	return has_wake_event(&q->lapic, WAKE_ANY);
+}
+
 int vcpu_irq_exit_hlt(struct vcpu *v)
 {
-	v->irq.nr_halts++;
-	return vcpu_sleep(v, v->run->if_flag ? WAKE_ANY : WAKE_UNMASKABLE)
-		? VCPU_CONTINUE : VCPU_STOP;
-}
-
-/* The guest's TSC: host TSC scaled and offset by KVM, read through KVM. */
-static int guest_tsc(struct vcpu *v, uint64_t *tsc)
-{
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} m;
-
-	memset(&m, 0, sizeof(m));
-	m.hdr.nmsrs = 1;
-	m.e.index = MSR_IA32_TSC;
-	if (ioctl(v->fd, KVM_GET_MSRS, &m) != 1)
-		return -EIO;
-	*tsc = m.e.data;
-	return 0;
-}
-
-/* Keep KVM's IA32_APIC_BASE equal to ours: KVM derives the CPUID APIC bit
- * from its copy (host-initiated writes pass the filter). */
-static void mirror_apic_base(struct vcpu *v)
-{
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} m;
-
-	memset(&m, 0, sizeof(m));
-	m.hdr.nmsrs = 1;
-	m.e.index = MSR_IA32_APIC_BASE;
-	m.e.data = lapic_apic_base(&v->irq.lapic);
-	if (ioctl(v->fd, KVM_SET_MSRS, &m) != 1)
-		log_once(LOG_WARN, "vCPU %u: KVM_SET_MSRS(APIC_BASE 0x%llx) refused",
-			 v->index, (unsigned long long)m.e.data);
-}
-
-static int tsc_deadline_write(struct vcpu *v, uint64_t val)
-{
-	uint64_t tsc, now;
-
-	if (guest_tsc(v, &tsc)) {
-		log_once(LOG_ERROR, "vCPU %u: cannot read the guest TSC: TSC deadline "
-			 "ignored", v->index);
-		return 0;
-	}
-	/* Host time read after the TSC: deadline_ns can only be later. */
-	now = irqchip_now_ns();
-	return lapic_tsc_deadline_write(&v->irq.lapic, val, tsc, v->irq.tsc_khz, now);
-}
-
-int vcpu_irq_exit_msr(struct vcpu *v)
-{
-	struct kvm_run *run = v->run;
 	struct vcpu_irq *q = &v->irq;
-	bool write = run->exit_reason == KVM_EXIT_X86_WRMSR;
-	uint32_t msr = run->msr.index;
-	uint64_t now = irqchip_now_ns();
-	int r;
+	uint64_t start;
+	bool polled;
 
-	log_debug("vCPU %u: %s 0x%x (reason %u) data 0x%llx", v->index, write ? "WRMSR" : "RDMSR",
-		  msr, run->msr.reason, (unsigned long long)run->msr.data);
-	if (msr == MSR_IA32_APIC_BASE || (msr >= MSR_X2APIC_FIRST && msr <= MSR_X2APIC_LAST)) {
-		uint64_t val = run->msr.data;
-
-		r = write ? lapic_msr_write(&q->lapic, msr, val, now)
-			  : lapic_msr_read(&q->lapic, msr, &val, now);
-		if (!write)
-			run->msr.data = val;
-		if (!r && write && msr == MSR_IA32_APIC_BASE)
-			mirror_apic_base(v);
-	} else if (msr == MSR_IA32_TSC_DEADLINE) {
-		r = 0;
-		if (write)
-			r = tsc_deadline_write(v, run->msr.data);
-		else
-			run->msr.data = lapic_tsc_deadline_read(&q->lapic);
-	} else if (msr == MSR_KVM_STEAL_TIME_NEW) {
-		r = 0;
-		if (write) {
-			r = steal_time_msr_write(&q->steal, &v->vm->mem, run->msr.data);
-			steal_time_update(&q->steal, now, false, true);
-		} else {
-			run->msr.data = steal_time_msr_read(&q->steal);
-		}
-	} else {
-		/* KVM refused it (INVAL) or does not know it (UNKNOWN):
-		 * the #GP KVM would have given. */
-		log_once(LOG_INFO, "vCPU %u: %s of MSR 0x%x %s: #GP", v->index,
-			 write ? "WRMSR" : "RDMSR", msr,
-			 run->msr.reason == KVM_MSR_EXIT_REASON_INVAL ? "refused by KVM"
-								      : "unknown to KVM");
-		r = -EINVAL;
-	}
-	run->msr.error = r ? 1 : 0;
+	q->nr_halts++;
+	/* A HLT with IF = 0 waits for an NMI/INIT/SIPI, which nothing
+	 * hurries: no poll (KVM polls only for what it can inject). */
+	if (!v->run->if_flag)
+		return vcpu_sleep(v, WAKE_UNMASKABLE) ? VCPU_CONTINUE : VCPU_STOP;
+	start = irqchip_now_ns();
+	polled = halt_poll(v, start);
+	if (!polled && !vcpu_sleep(v, WAKE_ANY))
+		return VCPU_STOP;
+	halt_poll_update(&q->poll, irqchip_now_ns() - start, polled);
 	return VCPU_CONTINUE;
-}
-
-bool vcpu_irq_exit_mmio(struct vcpu *v)
-{
-	struct kvm_run *run = v->run;
-	struct lapic *l = &v->irq.lapic;
-	uint64_t gpa = run->mmio.phys_addr;
-
-	if (!lapic_mmio_claims(l, gpa))
-		return false;
-	if (run->mmio.is_write)
-		lapic_mmio_write(l, gpa & (LAPIC_MMIO_SIZE - 1), run->mmio.data,
-				 run->mmio.len, irqchip_now_ns());
-	else
-		lapic_mmio_read(l, gpa & (LAPIC_MMIO_SIZE - 1), run->mmio.data,
-				run->mmio.len, irqchip_now_ns());
-	return true;
 }

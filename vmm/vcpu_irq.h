@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "devices/lapic.h"
+#include "vmm/halt_poll.h"
 #include "vmm/steal_time.h"
 
 struct vcpu;
@@ -54,6 +55,7 @@ struct vcpu_irq {
 	uint64_t tsc_khz;          /* KVM_GET_TSC_KHZ */
 	uint8_t cr8;               /* what was given to KVM in run->cr8 */
 	struct steal_time steal;
+	struct halt_poll poll;
 	uint64_t nr_injected, nr_nmi, nr_halts, nr_kicks;
 };
 

@@ -78,7 +78,11 @@ bv_sched_args() {
 		[ "$sched" = host-user ] && bv_args=(--sched host --irqchip user)
 	else
 		bv_args+=(--host-cpus "$BV_CPUS" --sched-domain "$domain")
-		[ -n "$feat" ] && bv_args+=(--sched-feature "$feat")
+		if [ "$feat" = NO_HALT_POLL ]; then
+			bv_args+=(--halt-poll 0)    # lagvisor's own, not a sched/ flag
+		elif [ -n "$feat" ]; then
+			bv_args+=(--sched-feature "$feat")
+		fi
 		[ -n "$weight" ] && bv_args+=(--weight "$weight")
 	fi
 }
