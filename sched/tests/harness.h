@@ -44,23 +44,28 @@ struct fake_host {
 	unsigned nr_trace;
 };
 
+/*
+ * The threaded tests call these from several runners at once, each holding
+ * a different run-queue lock (a wake kicks another pCPU's curr), so the
+ * counters are atomic; the tests read them only after joining.
+ */
 static void fake_kick(void *o, unsigned pcpu)
 {
 	struct fake_host *f = o;
 
-	f->kicks[pcpu]++;
-	f->nr_kicks++;
+	__atomic_fetch_add(&f->kicks[pcpu], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&f->nr_kicks, 1, __ATOMIC_RELAXED);
 }
 
 static void fake_arm(void *o, unsigned pcpu, uint64_t t)
 {
-	((struct fake_host *)o)->timer[pcpu] = t;
+	__atomic_store_n(&((struct fake_host *)o)->timer[pcpu], t, __ATOMIC_RELAXED);
 }
 
 static void fake_trace(void *o, const struct sched_trace_event *ev)
 {
 	(void)ev;
-	((struct fake_host *)o)->nr_trace++;
+	__atomic_fetch_add(&((struct fake_host *)o)->nr_trace, 1, __ATOMIC_RELAXED);
 }
 
 static const struct sched_host_ops fake_ops = {
