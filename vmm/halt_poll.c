@@ -1,6 +1,8 @@
 /* Adaptive halt polling (see halt_poll.h). */
 #include "vmm/halt_poll.h"
 
+#include "common/clock.h"
+
 #include <time.h>
 
 void halt_poll_init(struct halt_poll *h, uint64_t max_ns)
@@ -38,21 +40,13 @@ void halt_poll_update(struct halt_poll *h, uint64_t halted_ns, bool polled)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 bool halt_poll_spin(const uint32_t *word, uint32_t seen, uint64_t end_ns,
 		    bool (*stop)(void *arg), void *arg)
 {
 	for (;;) {
 		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != seen)
 			return true;
-		if (mono_ns() >= end_ns || (stop && stop(arg)))
+		if (clock_now_ns() >= end_ns || (stop && stop(arg)))
 			return false;
 		__builtin_ia32_pause();
 	}

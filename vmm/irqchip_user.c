@@ -1,6 +1,8 @@
 /* --irqchip user: VM-wide part (see irqchip_user.h). */
 #include "vmm/irqchip_user.h"
 
+#include "common/clock.h"
+
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdio.h>
@@ -12,14 +14,6 @@
 #include "common/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-
-uint64_t irqchip_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct vcpu *bus_vcpu(struct vm *vm, unsigned index)
 {
@@ -48,7 +42,7 @@ static void bus_arm_timer(void *opaque, unsigned index, uint64_t deadline_ns)
 static uint64_t bus_now_ns(void *opaque)
 {
 	(void)opaque;
-	return irqchip_now_ns();
+	return clock_now_ns();
 }
 
 static const struct apic_bus_ops irqchip_bus_ops = {

@@ -38,7 +38,4 @@ struct irqchip_user {
 int irqchip_user_init(struct vm *vm, char *err, size_t errlen);
 void irqchip_user_destroy(struct vm *vm);
 
-/* CLOCK_MONOTONIC in ns: the clock of every LAPIC deadline. */
-uint64_t irqchip_now_ns(void);
-
 #endif

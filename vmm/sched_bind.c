@@ -1,4 +1,5 @@
 /* What a vCPU thread does under the binding (see sched_bind.h). */
+#include "common/clock.h"
 #include "vmm/sched_bind_internal.h"
 
 #include <errno.h>
@@ -73,7 +74,7 @@ static void check_external_affinity(struct sched_bind_vcpu *v)
 			any = true;
 		}
 	if (any)
-		sched_set_allowed(&b->h, v->id, &allowed, sched_bind_now_ns());
+		sched_set_allowed(&b->h, v->id, &allowed, clock_now_ns());
 	v->pinned_cpu = -1;                    /* re-pin below, within the new set */
 }
 
@@ -93,7 +94,7 @@ static void check_external_policy(struct sched_bind_vcpu *v)
 		return;
 	if (v->ext_policy >= 0 || pol == SCHED_IDLE) {
 		bool idle = pol == SCHED_IDLE || v->cfg_idle;
-		int r = sched_set_idle_class(&v->b->h, v->id, idle, sched_bind_now_ns());
+		int r = sched_set_idle_class(&v->b->h, v->id, idle, clock_now_ns());
 
 		if (r)
 			log_warn("vCPU thread %d: idle class %s: %s", (int)v->tid,
@@ -125,7 +126,7 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 		if (sched_setaffinity(0, sizeof(set), &set) == 0)
 			v->pinned_cpu = cpu;
 	}
-	now = sched_bind_now_ns();
+	now = clock_now_ns();
 	ws = __atomic_exchange_n(&vs->runnable_since_ns, 0, __ATOMIC_RELAXED);
 	if (ws && now > ws) {
 		__atomic_fetch_add(&vs->wait_ns, now - ws, __ATOMIC_RELAXED);
@@ -202,7 +203,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns, bool parked_tol
 			got_pcpu(v, g - 1);
 			return 1;
 		}
-		now = sched_bind_now_ns();
+		now = clock_now_ns();
 		if (deadline_ns && now >= deadline_ns)
 			return 0;
 		until = deadline_ns;
@@ -219,7 +220,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns, bool parked_tol
 			continue;              /* look at the grant word again */
 		}
 		sched_bind_futex(&vs->grant, FUTEX_WAIT_BITSET, 0, until ? &ts : NULL);
-		if (until && sched_bind_now_ns() >= until && until != deadline_ns)
+		if (until && clock_now_ns() >= until && until != deadline_ns)
 			sched_bind_reap(b);
 	}
 }
@@ -232,7 +233,7 @@ static int schedule_and_hand_on(struct sched_bind_vcpu *v, bool blocked, uint64_
 	struct sched_bind *b = v->b;
 	unsigned p = v->pcpu;
 	struct sched_switch sw;
-	uint64_t now = sched_bind_now_ns();
+	uint64_t now = clock_now_ns();
 	int r;
 
 	__atomic_store_n(&bind_pcpu(b, p)->kicked, 0u, __ATOMIC_SEQ_CST);
@@ -276,7 +277,7 @@ int sched_bind_vcpu_add(struct sched_bind *b, struct sched_bind_vcpu *v,
 	v->kick = kick;
 	v->opaque = opaque;
 	ep.owner = (uint32_t)b->pid;
-	r = sched_entity_add(&b->h, &ep, sched_bind_now_ns(), &v->id);
+	r = sched_entity_add(&b->h, &ep, clock_now_ns(), &v->id);
 	if (r)
 		return r;
 	vs = bind_vcpu(b, v->id);
@@ -321,7 +322,7 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 {
 	struct sched_bind *b = v->b;
 	struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
-	uint64_t now = sched_bind_now_ns();
+	uint64_t now = clock_now_ns();
 	int r;
 
 	if (v->pcpu == SCHED_NONE)
@@ -355,7 +356,7 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 {
 	struct sched_shm_vcpu *vs = bind_vcpu(b, target->id);
 	struct sched_wake_result res;
-	uint64_t now = sched_bind_now_ns();
+	uint64_t now = clock_now_ns();
 	unsigned waker_pcpu;
 	int r;
 
@@ -410,7 +411,7 @@ int sched_bind_vcpu_check(struct sched_bind_vcpu *v)
 	pc = bind_pcpu(b, v->pcpu);
 	timer_sync(v);
 	kicked = __atomic_exchange_n(&pc->kicked, 0u, __ATOMIC_SEQ_CST);
-	now = sched_bind_now_ns();
+	now = clock_now_ns();
 	if (!kicked && (!v->armed_ns || now < v->armed_ns) &&
 	    now - pc->last_balance_ns < b->balance_period_ns)
 		return 0;
@@ -439,7 +440,7 @@ void sched_bind_vcpu_exit(struct sched_bind_vcpu *v)
 {
 	struct sched_bind *b = v->b;
 	unsigned p = v->pcpu;
-	uint64_t now = sched_bind_now_ns();
+	uint64_t now = clock_now_ns();
 
 	__atomic_store_n(&b->local[v->id], NULL, __ATOMIC_RELEASE);
 	/* The held pCPU turns into this member's claim first: once in_use

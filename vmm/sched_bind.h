@@ -80,9 +80,6 @@ struct sched_bind {
 int sched_bind_init(struct sched_bind *b, struct sched_shm *shm, int signo);
 void sched_bind_destroy(struct sched_bind *b);
 
-/* Monotonic clock used for every now_ns. */
-uint64_t sched_bind_now_ns(void);
-
 /* Register a vCPU (any thread, before its thread starts): a blocked entity
  * owned by this process. p->owner is overwritten with our pid. kick is
  * called (any thread, under run-queue locks) to make the vCPU's thread

@@ -1,4 +1,5 @@
 /* The per-pCPU runner-token protocol and the host ops (see sched_bind.h). */
+#include "common/clock.h"
 #include "vmm/sched_bind_internal.h"
 
 #include <errno.h>
@@ -16,14 +17,6 @@
 __thread struct sched_bind_vcpu *sched_bind_self;
 static __thread uint64_t to_service[SCHED_MAX_PCPUS / 64];
 static __thread bool any_to_service;
-
-uint64_t sched_bind_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 long sched_bind_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
@@ -188,7 +181,7 @@ void sched_bind_service(struct sched_bind *b, unsigned p)
 	for (;;) {
 		uint32_t exp = SCHED_NONE;
 		struct sched_switch sw;
-		uint64_t now = sched_bind_now_ns();
+		uint64_t now = clock_now_ns();
 
 		if (!__atomic_compare_exchange_n(&pc->released, &exp, claim, false,
 						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
@@ -302,7 +295,7 @@ static void reap_orphans(struct sched_bind *b)
 
 int sched_bind_reap(struct sched_bind *b)
 {
-	int r = sched_shm_reap(b->shm, &b->h, sched_bind_now_ns(), member_dead, b);
+	int r = sched_shm_reap(b->shm, &b->h, clock_now_ns(), member_dead, b);
 
 	reap_orphans(b);
 	sched_bind_service_pending(b);

@@ -1,5 +1,7 @@
 #include "vmm/sched_host.h"
 
+#include "common/clock.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -111,7 +113,7 @@ void sched_host_close(struct sched_host *sh)
 {
 	if (sh->trace_ok) {
 		sh->bind.trace = NULL;
-		if (trace_writer_close(&sh->trace, sched_bind_now_ns()))
+		if (trace_writer_close(&sh->trace, clock_now_ns()))
 			log_warn("--trace: the trace file may be incomplete (write error)");
 	}
 	sh->trace_ok = false;

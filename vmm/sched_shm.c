@@ -1,5 +1,7 @@
 #include "vmm/sched_shm.h"
 
+#include "common/clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,14 +15,6 @@
 #include <unistd.h>
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int sched_shm_path(const char *dir, const char *name, char *buf, size_t len)
 {
@@ -154,7 +148,7 @@ static int init_block(struct sched_shm *s, const struct sched_shm_params *p, uns
 	h->abi = SCHED_SHM_ABI;
 	layout(h, nr_pcpus, max_entities);
 	memcpy(h->host_cpus, p->host_cpus->bits, sizeof(h->host_cpus));
-	h->created_ns = mono_ns();
+	h->created_ns = clock_now_ns();
 	set_views(s);
 	for (int c = 0; c < (int)SCHED_OPTS_MAX_HOST_CPUS; c++) {
 		if (!host_cpu_list_test(p->host_cpus, (unsigned)c))
@@ -260,7 +254,7 @@ static int open_existing(struct sched_shm *s, const struct sched_shm_params *p, 
 			 size_t errlen)
 {
 	unsigned timeout_ms = p->join_timeout_ms ? p->join_timeout_ms : 2000;
-	uint64_t give_up = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t give_up = clock_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct stat st, st2;
 	int r;
 
@@ -335,7 +329,7 @@ static int open_existing(struct sched_shm *s, const struct sched_shm_params *p, 
 		 * before it finished. */
 		close(s->fd);
 		s->fd = -1;
-		if (mono_ns() > give_up) {
+		if (clock_now_ns() > give_up) {
 			snprintf(err, errlen, "%s: scheduling domain never finished initialising "
 				 "(its creator died?); remove it if no lagvisor uses it", s->path);
 			return -ETIMEDOUT;

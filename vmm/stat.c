@@ -1,5 +1,7 @@
 #include "vmm/stat.h"
 
+#include "common/clock.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -112,14 +114,6 @@ uint64_t stat_hist_percentile_ns(const uint64_t *hist, unsigned n, double pct)
 	return (1ull << (n - 1)) * 1000ull;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 /* run_ns plus the stint in progress (a lone vCPU runs tickless: its
@@ -221,7 +215,7 @@ static void print_vcpus(FILE *f, const struct sched_shm *s, bool json, uint64_t 
 
 void stat_print(FILE *f, const struct sched_shm *s, bool json, struct stat_prev *prev)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_now_ns();
 
 	if (json) {
 		fprintf(f, "{\"domain\":\"%s\",\"time_ns\":%" PRIu64 ",\"members\":%u,\"pcpus\":[",

@@ -1,5 +1,7 @@
 #include "vmm/vcpu.h"
 
+#include "common/clock.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -328,7 +330,7 @@ static void vcpu_sched_parked(void *opaque, bool preempted)
 {
 	struct vcpu *v = opaque;
 
-	steal_time_update(&v->irq.steal, irqchip_now_ns(), preempted, true);
+	steal_time_update(&v->irq.steal, clock_now_ns(), preempted, true);
 }
 
 static uint64_t vcpu_sched_queued_ns(const void *arg)

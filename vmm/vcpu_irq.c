@@ -1,6 +1,8 @@
 /* A vCPU's interrupts with --irqchip user (see vcpu_irq.h). */
 #include "vmm/vcpu_irq.h"
 
+#include "common/clock.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/futex.h>
@@ -326,7 +328,7 @@ static bool vcpu_sleep_sched(struct vcpu *v, enum wake_on on)
 		/* The CPU this sleep was for is gone: start over in before_run. */
 		if (reset_seen(v))
 			return true;
-		dl = run_timer(v, irqchip_now_ns());
+		dl = run_timer(v, clock_now_ns());
 		if (has_wake_event(&q->lapic, on))
 			return true;
 		if (sched_bind_vcpu_block(&v->sb, tok, dl) < 0)
@@ -358,7 +360,7 @@ static bool vcpu_sleep_any(struct vcpu *v, enum wake_on on)
 			set_mode(v, VCPU_OUTSIDE);
 			return true;
 		}
-		dl = run_timer(v, irqchip_now_ns());
+		dl = run_timer(v, clock_now_ns());
 		if (has_wake_event(&q->lapic, on)) {
 			set_mode(v, VCPU_OUTSIDE);
 			return true;
@@ -438,7 +440,7 @@ int vcpu_irq_before_run(struct vcpu *v)
 		if (wait_for_sipi(v) == VCPU_STOP)
 			return VCPU_STOP;
 	}
-	now = irqchip_now_ns();
+	now = clock_now_ns();
 	dl = run_timer(v, now);
 	/* Up to two NMIs can be pending (one to handle, one latched): hand
 	 * both to KVM, which keeps the same two. */
@@ -520,10 +522,10 @@ int vcpu_irq_exit_hlt(struct vcpu *v)
 	 * hurries: no poll (KVM polls only for what it can inject). */
 	if (!v->run->if_flag)
 		return vcpu_sleep(v, WAKE_UNMASKABLE) ? VCPU_CONTINUE : VCPU_STOP;
-	start = irqchip_now_ns();
+	start = clock_now_ns();
 	polled = halt_poll(v, start);
 	if (!polled && !vcpu_sleep(v, WAKE_ANY))
 		return VCPU_STOP;
-	halt_poll_update(&q->poll, irqchip_now_ns() - start, polled);
+	halt_poll_update(&q->poll, clock_now_ns() - start, polled);
 	return VCPU_CONTINUE;
 }

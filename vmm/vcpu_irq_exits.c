@@ -1,6 +1,7 @@
 /* The exits of --irqchip user that reach a vCPU's LAPIC: MSRs (x2APIC,
  * IA32_APIC_BASE, TSC deadline, steal time, and the #GP KVM would give for
  * the rest) and the xAPIC MMIO page. Interface in vcpu_irq.h. */
+#include "common/clock.h"
 #include "vmm/vcpu_irq.h"
 
 #include <errno.h>
@@ -54,7 +55,7 @@ static int tsc_deadline_write(struct vcpu *v, uint64_t val)
 		return 0;
 	}
 	/* Host time read after the TSC: deadline_ns can only be later. */
-	now = irqchip_now_ns();
+	now = clock_now_ns();
 	return lapic_tsc_deadline_write(&v->irq.lapic, val, tsc, v->irq.tsc_khz, now);
 }
 
@@ -64,7 +65,7 @@ int vcpu_irq_exit_msr(struct vcpu *v)
 	struct vcpu_irq *q = &v->irq;
 	bool write = run->exit_reason == KVM_EXIT_X86_WRMSR;
 	uint32_t msr = run->msr.index;
-	uint64_t now = irqchip_now_ns();
+	uint64_t now = clock_now_ns();
 	int r;
 
 	log_debug("vCPU %u: %s 0x%x (reason %u) data 0x%llx", v->index, write ? "WRMSR" : "RDMSR",
@@ -115,9 +116,9 @@ bool vcpu_irq_exit_mmio(struct vcpu *v)
 		return false;
 	if (run->mmio.is_write)
 		lapic_mmio_write(l, gpa & (LAPIC_MMIO_SIZE - 1), run->mmio.data,
-				 run->mmio.len, irqchip_now_ns());
+				 run->mmio.len, clock_now_ns());
 	else
 		lapic_mmio_read(l, gpa & (LAPIC_MMIO_SIZE - 1), run->mmio.data,
-				run->mmio.len, irqchip_now_ns());
+				run->mmio.len, clock_now_ns());
 	return true;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "vmm/sched_bind.h"
 #include "common/test_check.h"
 
@@ -65,7 +66,7 @@ static void kick(void *opaque)
 
 static uint64_t now(void)
 {
-	return sched_bind_now_ns();
+	return clock_now_ns();
 }
 
 static uint64_t thread_cpu_ns(void)
