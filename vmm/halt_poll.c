@@ -3,8 +3,6 @@
 
 #include "common/clock.h"
 
-#include <time.h>
-
 void halt_poll_init(struct halt_poll *h, uint64_t max_ns)
 {
 	h->max_ns = max_ns;

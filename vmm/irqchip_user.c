@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 
 #include "common/compiler.h"
 #include "common/log.h"

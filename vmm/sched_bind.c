@@ -1,6 +1,7 @@
 /* What a vCPU thread does under the binding (see sched_bind.h). */
-#include "common/clock.h"
 #include "vmm/sched_bind_internal.h"
+
+#include "common/clock.h"
 
 #include <errno.h>
 #include <linux/futex.h>

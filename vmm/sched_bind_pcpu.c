@@ -1,6 +1,7 @@
 /* The per-pCPU runner-token protocol and the host ops (see sched_bind.h). */
-#include "common/clock.h"
 #include "vmm/sched_bind_internal.h"
+
+#include "common/clock.h"
 
 #include <errno.h>
 #include <linux/futex.h>
