@@ -73,7 +73,7 @@ bool lapic_match_dest_locked(struct lapic *l, const struct apic_msg *msg)
 	if (dest == 0xff)
 		return true;
 	if (!msg->logical)
-		return dest == l->index;
+		return dest == l->xapic_id;
 	ldr8 = l->ldr >> 24;
 	if ((l->dfr >> 28) == 0xf)
 		return dest & ldr8;
@@ -160,9 +160,11 @@ int apic_bus_deliver(struct apic_bus *bus, const struct apic_msg *msg)
 			 msg->mode);
 		return 0;
 	}
-	/* A physical ID names one LAPIC (APIC ID = index): no scan. */
+	/* A physical ID names one LAPIC (APIC ID = index unless a guest
+	 * rewrote an xAPIC ID): no scan. */
 	if (msg->shorthand == APIC_SH_NONE && !msg->logical &&
-	    msg->dest != 0xff && msg->dest != 0xffffffffu) {
+	    msg->dest != 0xff && msg->dest != 0xffffffffu &&
+	    !__atomic_load_n(&bus->ids_moved, __ATOMIC_ACQUIRE)) {
 		if (msg->dest < n)
 			count += deliver_one(bus, msg->dest, msg);
 		return count;

@@ -45,6 +45,7 @@ void lapic_reset(struct lapic *l)
 	lapic_lock(l);
 	l->apic_base = LAPIC_DEFAULT_BASE | APIC_BASE_EN |
 		       (l->index == 0 ? APIC_BASE_BSP : 0);
+	l->xapic_id = (uint8_t)l->index;
 	lapic_regs_reset_locked(l);
 	l->init_pending = l->sipi_pending = false;
 	l->sipi_vector = 0;
@@ -125,8 +126,13 @@ int lapic_apic_base_write_locked(struct lapic *l, uint64_t val)
 	l->apic_base = (val & ~APIC_BASE_BSP) | (l->apic_base & APIC_BASE_BSP);
 	if (to == MODE_DISABLED && from != MODE_DISABLED)
 		lapic_regs_reset_locked(l);
-	else if (to == MODE_X2APIC && from == MODE_XAPIC)
+	else if (to == MODE_X2APIC && from == MODE_XAPIC) {
 		l->ldr = x2apic_ldr(l->index);
+		/* The x2APIC ID is the initial one, whatever the xAPIC ID
+		 * was rewritten to; a later xAPIC (through disabled) shows
+		 * the initial ID too, as KVM's LAPIC does. */
+		l->xapic_id = (uint8_t)l->index;
+	}
 	return 0;
 }
 

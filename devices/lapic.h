@@ -7,8 +7,10 @@
  * offsets) and x2APIC MSRs 0x800-0x8ff (MSR = 0x800 + offset / 16).
  * Version 0x14, max LVT entry 5: six LVTs (timer, thermal, perf, LINT0,
  * LINT1, error), no CMCI LVT (0x2f0 / MSR 0x82f is reserved), no directed
- * EOI (SVR bit 12 reads 0). x2APIC ID = vCPU index; xAPIC ID = index << 24
- * (read-only here; writes are logged and dropped).
+ * EOI (SVR bit 12 reads 0). x2APIC ID = vCPU index (read-only); the xAPIC
+ * ID register starts as index << 24 and takes guest writes (bits 31:24),
+ * which physical destinations then follow; power-on and the switch to
+ * x2APIC put the initial ID back.
  *
  * Nothing here reads a clock or touches KVM. Every call that can start,
  * read or stop the timer takes the host time now_ns (CLOCK_MONOTONIC, ns);
@@ -110,6 +112,9 @@ struct apic_bus {
 	void (*eoi)(void *eoi_opaque, uint8_t vector);  /* IOAPIC, or NULL */
 	void *eoi_opaque;
 	unsigned nr;                    /* highest index + 1 */
+	/* Some guest rewrote an xAPIC ID (it stays set): physical
+	 * destinations are then found by scanning, not by index. */
+	bool ids_moved;
 	struct lapic *lapic[APIC_BUS_MAX_CPUS];
 };
 
@@ -121,7 +126,8 @@ struct lapic_config {
 struct lapic {
 	pthread_mutex_t lock;
 	struct apic_bus *bus;
-	unsigned index;                 /* vCPU index = x2APIC ID */
+	unsigned index;                 /* vCPU index = x2APIC ID = initial ID */
+	uint8_t xapic_id;               /* xAPIC ID register bits 31:24 */
 	uint64_t base_rsvd;             /* IA32_APIC_BASE bits that #GP */
 
 	uint64_t apic_base;

@@ -55,7 +55,7 @@ static int reg_read_locked(struct lapic *l, unsigned off, uint64_t now_ns,
 	}
 	switch (off) {
 	case APIC_ID:
-		*val = x2 ? l->index : l->index << 24;
+		*val = x2 ? l->index : (uint32_t)l->xapic_id << 24;
 		return 0;
 	case APIC_LVR:
 		*val = APIC_VERSION | (APIC_MAX_LVT << 16);
@@ -246,8 +246,13 @@ static int reg_write_locked(struct lapic *l, unsigned off, uint64_t val,
 		l->icr_hi = v32 & 0xff000000u;
 		return 0;
 	case APIC_ID:
-		log_once(LOG_INFO, "lapic: xAPIC ID writes are ignored "
-			 "(ID = vCPU index)");
+		/* SDM "Local APIC ID": writable on some models; KVM's and
+		 * QEMU's xAPICs take the write, and guests (kvm-unit-tests'
+		 * aliased-ID check) give two CPUs one ID and expect a
+		 * physical IPI to reach both. */
+		l->xapic_id = (uint8_t)(v32 >> 24);
+		if (l->xapic_id != l->index)
+			__atomic_store_n(&l->bus->ids_moved, true, __ATOMIC_RELEASE);
 		return 0;
 	case APIC_LVR:
 	case APIC_APR:

@@ -70,6 +70,30 @@ static void test_xapic_destinations(void)
 	fx_destroy(f);
 }
 
+/* A rewritten xAPIC ID is what physical destinations match, and two
+ * LAPICs given one ID both take an IPI to it (kvm-unit-tests apic,
+ * "IPI to aliased xAPIC physical IDs"). */
+static void test_xapic_aliased_ids(void)
+{
+	struct apic_fx *f = &F;
+
+	fx_init(f, 4, false, false);
+	xw(f, 1, APIC_ID, 0x20u << 24);
+	xw(f, 2, APIC_ID, 0x20u << 24);
+	xapic_ipi(f, 0, 0x20, 0x4051);
+	CHECK_EQ(who_has(f, 0x51), 0x6);
+	CHECK_EQ(f->kicks[1], 1);
+	CHECK_EQ(f->kicks[2], 1);
+	xapic_ipi(f, 0, 1, 0x4052);             /* the old ID: nobody */
+	CHECK_EQ(who_has(f, 0x52), 0);
+	xapic_ipi(f, 1, 3, 0x4053);             /* untouched IDs still match */
+	CHECK_EQ(who_has(f, 0x53), 1u << 3);
+	xw(f, 3, APIC_ID, 0);                   /* aliased with the BSP */
+	xapic_ipi(f, 1, 0, 0x4054);
+	CHECK_EQ(who_has(f, 0x54), 0x9);
+	fx_destroy(f);
+}
+
 static void test_x2apic_destinations(void)
 {
 	struct apic_fx *f = &F;
@@ -240,6 +264,7 @@ static void test_refused(void)
 int main(void)
 {
 	test_xapic_destinations();
+	test_xapic_aliased_ids();
 	test_x2apic_destinations();
 	test_mixed_modes();
 	test_lowest_priority();

@@ -23,9 +23,18 @@ static void test_reset_and_ids(void)
 	CHECK_EQ(xr(f, 3, APIC_LVTERR), APIC_LVT_MASKED);
 	CHECK(lapic_waiting_for_sipi(&f->l[1]));
 	CHECK(!lapic_waiting_for_sipi(&f->l[0]));
-	/* ID is read-only here. */
-	xw(f, 3, APIC_ID, 7u << 24);
-	CHECK_EQ(xr(f, 3, APIC_ID), 3u << 24);
+	/* The xAPIC ID takes writes (bits 31:24 only); x2APIC puts back the
+	 * initial ID, and so does power-on. */
+	xw(f, 5, APIC_ID, 0x07abcdefu);
+	CHECK_EQ(xr(f, 5, APIC_ID), 7u << 24);
+	CHECK_EQ(base_w(f, 5, 0xfee00000ull | APIC_BASE_EN | APIC_BASE_EXTD), 0);
+	CHECK_EQ(x2r(f, 5, APIC_ID), 5);
+	CHECK_EQ(base_w(f, 5, 0), 0);
+	CHECK_EQ(base_w(f, 5, 0xfee00000ull | APIC_BASE_EN), 0);
+	CHECK_EQ(xr(f, 5, APIC_ID), 5u << 24);
+	xw(f, 4, APIC_ID, 9u << 24);
+	lapic_reset(&f->l[4]);
+	CHECK_EQ(xr(f, 4, APIC_ID), 4u << 24);
 	/* x2APIC MSRs #GP in xAPIC mode. */
 	CHECK_EQ(x2rc(f, 3, APIC_ID), -EINVAL);
 	CHECK_EQ(x2w(f, 3, APIC_TPR, 0), -EINVAL);
