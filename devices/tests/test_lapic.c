@@ -35,6 +35,11 @@ static void test_reset_and_ids(void)
 	xw(f, 4, APIC_ID, 9u << 24);
 	lapic_reset(&f->l[4]);
 	CHECK_EQ(xr(f, 4, APIC_ID), 4u << 24);
+	/* xAPIC -> disabled -> xAPIC, the guest's "reset the APIC". */
+	xw(f, 6, APIC_ID, 9u << 24);
+	CHECK_EQ(base_w(f, 6, 0xfee00000ull), 0);
+	CHECK_EQ(base_w(f, 6, 0xfee00000ull | APIC_BASE_EN), 0);
+	CHECK_EQ(xr(f, 6, APIC_ID), 6u << 24);
 	/* x2APIC MSRs #GP in xAPIC mode. */
 	CHECK_EQ(x2rc(f, 3, APIC_ID), -EINVAL);
 	CHECK_EQ(x2w(f, 3, APIC_TPR, 0), -EINVAL);
