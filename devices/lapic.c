@@ -124,17 +124,16 @@ int lapic_apic_base_write_locked(struct lapic *l, uint64_t val)
 		return -EINVAL;
 	/* BSP is set by the platform at reset; keep it. */
 	l->apic_base = (val & ~APIC_BASE_BSP) | (l->apic_base & APIC_BASE_BSP);
-	/* A rewritten xAPIC ID lasts until the APIC is disabled or goes to
-	 * x2APIC (whose ID is the initial one): after either, the xAPIC ID
-	 * is the initial ID again, as with KVM's LAPIC (kvm-unit-tests'
-	 * "correct xapic id after reset" disables and re-enables). */
-	if (to == MODE_DISABLED && from != MODE_DISABLED) {
+	if (to == MODE_DISABLED && from != MODE_DISABLED)
 		lapic_regs_reset_locked(l);
-		l->xapic_id = (uint8_t)l->index;
-	} else if (to == MODE_X2APIC && from == MODE_XAPIC) {
+	else if (to == MODE_X2APIC && from == MODE_XAPIC)
 		l->ldr = x2apic_ldr(l->index);
+	/* A rewritten xAPIC ID lasts only while the APIC stays in xAPIC
+	 * mode: disabled or x2APIC (whose ID is the initial one), it is the
+	 * initial ID again, as with KVM's LAPIC (kvm-unit-tests' "correct
+	 * xapic id after reset" disables and re-enables). */
+	if (to != MODE_XAPIC)
 		l->xapic_id = (uint8_t)l->index;
-	}
 	return 0;
 }
 

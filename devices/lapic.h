@@ -9,8 +9,8 @@
  * LINT1, error), no CMCI LVT (0x2f0 / MSR 0x82f is reserved), no directed
  * EOI (SVR bit 12 reads 0). x2APIC ID = vCPU index (read-only); the xAPIC
  * ID register starts as index << 24 and takes guest writes (bits 31:24),
- * which physical destinations then follow; power-on and the switch to
- * x2APIC put the initial ID back.
+ * which physical destinations then follow; power-on, disabling the APIC
+ * and the switch to x2APIC put the initial ID back.
  *
  * Nothing here reads a clock or touches KVM. Every call that can start,
  * read or stop the timer takes the host time now_ns (CLOCK_MONOTONIC, ns);
