@@ -18,6 +18,7 @@
 #include "vmm/irqchip_user.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/x86/irqchip.h"
 
 /* The vCPU whose thread this is (NULL in other threads). */
 static __thread struct vcpu *vcpu_self;
@@ -419,6 +420,25 @@ static void arm_host_timer(struct vcpu *v, uint64_t dl)
 		q->host_timer_ns = dl;
 }
 
+/* Whether a vector must wait for an NMI KVM still holds (x86/irqchip.h).
+ * Asks KVM only while an NMI it was given may not have been delivered. */
+static bool nmi_first(struct vcpu *v)
+{
+	struct vcpu_irq *q = &v->irq;
+	struct kvm_vcpu_events ev;
+
+	if (!q->nmi_in_kvm)
+		return false;
+	if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0) {
+		log_once(LOG_WARN, "vCPU %u: KVM_GET_VCPU_EVENTS: %s (an interrupt "
+			 "may overtake an NMI)", v->index, strerror(errno));
+		q->nmi_in_kvm = false;
+		return false;
+	}
+	q->nmi_in_kvm = x86_nmi_in_kvm(&ev);
+	return x86_nmi_ahead_of_irq(&ev);
+}
+
 int vcpu_irq_before_run(struct vcpu *v)
 {
 	struct vcpu_irq *q = &v->irq;
@@ -445,15 +465,18 @@ int vcpu_irq_before_run(struct vcpu *v)
 	/* Up to two NMIs can be pending (one to handle, one latched): hand
 	 * both to KVM, which keeps the same two. */
 	while (lapic_take_nmi(l)) {
-		if (ioctl(v->fd, KVM_NMI) < 0)
+		if (ioctl(v->fd, KVM_NMI) < 0) {
 			log_once(LOG_WARN, "vCPU %u: KVM_NMI: %s", v->index, strerror(errno));
-		else
+		} else {
 			q->nr_nmi++;
+			q->nmi_in_kvm = true;
+		}
 	}
 	/* KVM_INTERRUPT injects unconditionally on the next entry: only when
 	 * the last exit said the guest can take one (IF set, no interrupt
-	 * shadow, none queued). Otherwise KVM exits when it can. */
-	if (run->ready_for_interrupt_injection && run->if_flag) {
+	 * shadow, none queued) and no NMI must go first. Otherwise KVM exits
+	 * when it can. */
+	if (run->ready_for_interrupt_injection && run->if_flag && !nmi_first(v)) {
 		vec = lapic_accept(l);
 		if (vec >= 0) {
 			struct kvm_interrupt irq = { .irq = (uint32_t)vec };

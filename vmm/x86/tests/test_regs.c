@@ -138,6 +138,30 @@ static void test_irqchip(void)
 	CHECK_EQ(rd(regs + 0x370, 4), 0x12345);
 }
 
+/* kvm-unit-tests apic "multiple nmi": a fixed IPI sent after two NMIs
+ * was delivered before them (KVM_INTERRUPT overtakes KVM's NMI queue). */
+static void test_nmi_ahead_of_irq(void)
+{
+	struct kvm_vcpu_events ev;
+
+	memset(&ev, 0, sizeof(ev));
+	CHECK(!x86_nmi_ahead_of_irq(&ev));
+	CHECK(!x86_nmi_in_kvm(&ev));
+	ev.nmi.pending = 1;                     /* next entry injects it */
+	CHECK(x86_nmi_ahead_of_irq(&ev));
+	CHECK(x86_nmi_in_kvm(&ev));
+	ev.nmi.masked = 1;                      /* in an NMI handler: may wait */
+	CHECK(!x86_nmi_ahead_of_irq(&ev));
+	CHECK(x86_nmi_in_kvm(&ev));
+	ev.nmi.pending = 0;
+	ev.nmi.injected = 1;                    /* being delivered */
+	CHECK(x86_nmi_ahead_of_irq(&ev));
+	CHECK(x86_nmi_in_kvm(&ev));
+	ev.nmi.injected = 0;                    /* handler running, none left */
+	CHECK(!x86_nmi_ahead_of_irq(&ev));
+	CHECK(!x86_nmi_in_kvm(&ev));
+}
+
 int main(void)
 {
 	test_gdt();
@@ -145,5 +169,6 @@ int main(void)
 	test_sregs();
 	test_regs();
 	test_irqchip();
+	test_nmi_ahead_of_irq();
 	CHECK_DONE("x86_test_regs");
 }
