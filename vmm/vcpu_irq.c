@@ -420,9 +420,10 @@ static void arm_host_timer(struct vcpu *v, uint64_t dl)
 		q->host_timer_ns = dl;
 }
 
-/* Whether a vector must wait for an NMI KVM still holds (x86/irqchip.h).
- * Asks KVM only while an NMI it was given may not have been delivered. */
-static bool nmi_first(struct vcpu *v)
+/* Whether KVM holds an NMI that it delivers on the next entry
+ * (x86/irqchip.h). Asks KVM only while an NMI it was given may not have
+ * been delivered yet. */
+static bool nmi_due(struct vcpu *v)
 {
 	struct vcpu_irq *q = &v->irq;
 	struct kvm_vcpu_events ev;
@@ -436,7 +437,7 @@ static bool nmi_first(struct vcpu *v)
 		return false;
 	}
 	q->nmi_in_kvm = x86_nmi_in_kvm(&ev);
-	return x86_nmi_ahead_of_irq(&ev);
+	return x86_nmi_due(&ev);
 }
 
 int vcpu_irq_before_run(struct vcpu *v)
@@ -476,7 +477,7 @@ int vcpu_irq_before_run(struct vcpu *v)
 	 * the last exit said the guest can take one (IF set, no interrupt
 	 * shadow, none queued) and no NMI must go first. Otherwise KVM exits
 	 * when it can. */
-	if (run->ready_for_interrupt_injection && run->if_flag && !nmi_first(v)) {
+	if (run->ready_for_interrupt_injection && run->if_flag && !nmi_due(v)) {
 		vec = lapic_accept(l);
 		if (vec >= 0) {
 			struct kvm_interrupt irq = { .irq = (uint32_t)vec };
@@ -541,6 +542,14 @@ int vcpu_irq_exit_hlt(struct vcpu *v)
 	bool polled;
 
 	q->nr_halts++;
+	/* An NMI ends HLT. KVM can hold one it did not deliver before the
+	 * guest reached this HLT (seen with a PVM host: NMI sent while the
+	 * previous one's handler ran, KVM let the IRET pass without taking
+	 * the pending one); the LAPIC no longer shows it, so sleeping here
+	 * would keep it until some other event. Enter again: KVM delivers
+	 * it, and the NMI's IRET returns after the HLT as on hardware. */
+	if (nmi_due(v))
+		return VCPU_CONTINUE;
 	/* A HLT with IF = 0 waits for an NMI/INIT/SIPI, which nothing
 	 * hurries: no poll (KVM polls only for what it can inject). */
 	if (!v->run->if_flag)

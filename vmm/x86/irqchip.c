@@ -41,7 +41,7 @@ void x86_lapic_set_lints(uint8_t regs[KVM_APIC_REG_SIZE])
 	put_le32(lvt1, (get_le32(lvt1) & ~X86_APIC_DM_MASK) | X86_APIC_DM_NMI);
 }
 
-bool x86_nmi_ahead_of_irq(const struct kvm_vcpu_events *ev)
+bool x86_nmi_due(const struct kvm_vcpu_events *ev)
 {
 	return ev->nmi.injected || (ev->nmi.pending && !ev->nmi.masked);
 }

@@ -30,23 +30,23 @@ void x86_gsi_routes_build(struct kvm_irq_routing_entry *e);
 void x86_lapic_set_lints(uint8_t regs[KVM_APIC_REG_SIZE]);
 
 /*
- * --irqchip user hands NMIs to KVM with KVM_NMI (KVM queues them) and
- * vectors with KVM_INTERRUPT, which marks the vector as already injected.
- * KVM re-injects an already-injected event before it looks at new ones,
- * so a vector given while an NMI still waits in KVM's queue is delivered
- * first: a guest that sends NMIs and then a fixed IPI "to make sure the
- * NMIs arrived" (kvm-unit-tests apic "multiple nmi") runs the IPI's
- * handler before its NMI handlers, which the hardware's priority (NMI
- * above maskable interrupts) never does. So the vector waits while
- *   - an NMI is being injected (nmi.injected), or
- *   - one is pending and not blocked (nmi.pending && !nmi.masked): the
- *     next entry injects it.
- * A pending NMI blocked by an NMI handler in progress does not hold the
- * vector back: the CPU takes maskable interrupts inside an NMI handler
- * that sets IF, and waiting there would spin on interrupt-window exits
- * that never see the NMI go.
+ * Whether KVM delivers an NMI on the next entry: one is being injected
+ * (nmi.injected), or one is pending and not blocked by an NMI handler in
+ * progress (nmi.pending && !nmi.masked). --irqchip user hands NMIs to KVM
+ * with KVM_NMI, which queues them, and asks this
+ *  - before KVM_INTERRUPT: that marks the vector as already injected, and
+ *    KVM re-injects an already-injected event before it looks at new
+ *    ones, so the vector would be delivered before the queued NMI (a guest
+ *    that sends NMIs and then a fixed IPI "to make sure the NMIs arrived",
+ *    kvm-unit-tests apic "multiple nmi", ran the IPI's handler first). The
+ *    vector waits for the interrupt window instead. A pending NMI blocked
+ *    by a handler in progress does not hold it back: the CPU takes
+ *    maskable interrupts inside an NMI handler that sets IF, and waiting
+ *    there would spin on window exits that never see the NMI go;
+ *  - on a HLT exit: an NMI ends HLT, so the vCPU must not sleep on one
+ *    KVM holds.
  */
-bool x86_nmi_ahead_of_irq(const struct kvm_vcpu_events *ev);
+bool x86_nmi_due(const struct kvm_vcpu_events *ev);
 /* Whether KVM still holds an NMI that KVM_NMI gave it. */
 bool x86_nmi_in_kvm(const struct kvm_vcpu_events *ev);
 

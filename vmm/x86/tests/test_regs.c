@@ -145,20 +145,20 @@ static void test_nmi_ahead_of_irq(void)
 	struct kvm_vcpu_events ev;
 
 	memset(&ev, 0, sizeof(ev));
-	CHECK(!x86_nmi_ahead_of_irq(&ev));
+	CHECK(!x86_nmi_due(&ev));
 	CHECK(!x86_nmi_in_kvm(&ev));
 	ev.nmi.pending = 1;                     /* next entry injects it */
-	CHECK(x86_nmi_ahead_of_irq(&ev));
+	CHECK(x86_nmi_due(&ev));
 	CHECK(x86_nmi_in_kvm(&ev));
 	ev.nmi.masked = 1;                      /* in an NMI handler: may wait */
-	CHECK(!x86_nmi_ahead_of_irq(&ev));
+	CHECK(!x86_nmi_due(&ev));
 	CHECK(x86_nmi_in_kvm(&ev));
 	ev.nmi.pending = 0;
 	ev.nmi.injected = 1;                    /* being delivered */
-	CHECK(x86_nmi_ahead_of_irq(&ev));
+	CHECK(x86_nmi_due(&ev));
 	CHECK(x86_nmi_in_kvm(&ev));
 	ev.nmi.injected = 0;                    /* handler running, none left */
-	CHECK(!x86_nmi_ahead_of_irq(&ev));
+	CHECK(!x86_nmi_due(&ev));
 	CHECK(!x86_nmi_in_kvm(&ev));
 }
 
