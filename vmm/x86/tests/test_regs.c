@@ -138,9 +138,10 @@ static void test_irqchip(void)
 	CHECK_EQ(rd(regs + 0x370, 4), 0x12345);
 }
 
-/* kvm-unit-tests apic "multiple nmi": a fixed IPI sent after two NMIs
- * was delivered before them (KVM_INTERRUPT overtakes KVM's NMI queue). */
-static void test_nmi_ahead_of_irq(void)
+/* x86_nmi_due decides both of its uses: kvm-unit-tests apic "multiple
+ * nmi" (a fixed IPI sent after two NMIs was delivered before them) and
+ * guest test apic-modes-user (a halted vCPU slept on an NMI KVM held). */
+static void test_nmi_due(void)
 {
 	struct kvm_vcpu_events ev;
 
@@ -169,6 +170,6 @@ int main(void)
 	test_sregs();
 	test_regs();
 	test_irqchip();
-	test_nmi_ahead_of_irq();
+	test_nmi_due();
 	CHECK_DONE("x86_test_regs");
 }
