@@ -282,7 +282,11 @@ void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
 			json_tokener_get_parse_end(c->tok) : chunk;
 		if (used > chunk)
 			used = chunk;
-		if (obj) {
+		/* json-c's value for a JSON null is NULL: a complete request
+		 * (answered as a non-object), not an error. Its parse end is
+		 * already past the newline, so skipping would eat the next
+		 * request. */
+		if (obj || jerr == json_tokener_success) {
 			c->pending = 0;
 			json_tokener_reset(c->tok);
 			qmp_dispatch(c, obj);

@@ -9,7 +9,8 @@
  * {"error":{"class":K,"desc":D},"id":X}. Malformed JSON and requests over
  * QMP_MAX_REQUEST bytes get a GenericError reply; the parser then skips to
  * the next newline (libvirt ends every request with one) and the
- * connection goes on. Events go out only after qmp_capabilities, as in QEMU.
+ * connection goes on. Well-formed JSON that is not an object (null too)
+ * is a complete request: one GenericError, nothing skipped. Events go out only after qmp_capabilities, as in QEMU.
  *
  * What commands act on (the VM) is reached through struct qmp_backend_ops.
  */

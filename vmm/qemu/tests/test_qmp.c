@@ -315,6 +315,7 @@ static void test_bad_input(void)
 		{ "{\"execute\":}\r\n", "GenericError" },
 		{ "[1,2]\r\n", "GenericError" },
 		{ "\"just a string\"\r\n", "GenericError" },
+		{ "null\r\n", "GenericError" },
 		{ "}\r\n", "GenericError" },
 		{ "{\"id\":1}\r\n", "GenericError" },
 		{ "{\"execute\":42}\r\n", "GenericError" },
@@ -353,6 +354,46 @@ static void test_bad_input(void)
 	CHECK(take(&c) == 1 && !strcmp(error_class(0), "CommandNotFound"));
 	CHECK(json_object_get_int(json_object_array_get_idx(
 		member(member(msgs[0], "id"), "n"), 0)) == 1);
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
+/* json-c parses null to no object with status success, its parse end past
+ * the newline: the request after it must still be answered. */
+static void test_null_request(void)
+{
+	static const char *const inputs[] = {
+		"null\n{\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+		"null\r\n{\"execute\":\"query-status\",\"id\":\"ok\"}\r\n",
+		" null {\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+	};
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	negotiate(&c);
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		/* All in one buffer, then one byte at a time. */
+		for (int bytewise = 0; bytewise < 2; bytewise++) {
+			const char *in = inputs[i];
+
+			if (bytewise)
+				for (const char *p = in; *p; p++)
+					qmp_conn_feed(&c, p, 1);
+			else
+				send_str(&c, in);
+			CHECK(take(&c) == 2);
+			CHECK(!strcmp(error_class(0), "GenericError"));
+			CHECK(nr_msgs && !strcmp(json_object_get_string(member(
+				member(msgs[0], "error"), "desc")),
+				"QMP input must be a JSON object"));
+			ret_of(1, "ok");
+		}
+	}
+	/* Separate writes: the reply to the second is not withheld. */
+	send_str(&c, "null\n");
+	CHECK(take(&c) == 1 && !strcmp(error_class(0), "GenericError"));
+	exec1(&c, "{\"execute\":\"query-status\",\"id\":\"ok\"}\n", "ok");
 	qmp_conn_destroy(&c);
 	drop_msgs();
 }
@@ -425,6 +466,7 @@ int main(void)
 	test_runtime();
 	test_reconnect_sequence();
 	test_bad_input();
+	test_null_request();
 	test_framing();
 	test_output_limit();
 	return check_report("test_qmp");
