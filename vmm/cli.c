@@ -177,6 +177,7 @@ static int apply_option(const struct cli_option *o, const char *v,
 				 "optionally with K, M or G, e.g. 512M)", v);
 			return -EINVAL;
 		}
+		cfg->mem_arg = v;
 		break;
 	case OPT_SCHED:
 		/* Each scheduler has its irqchip, unless --irqchip says. */
@@ -378,7 +379,7 @@ void cli_usage_run(FILE *f)
 	      "  --kernel PATH        kernel image (required)\n"
 	      "  --initrd PATH        initial ramdisk\n"
 	      "  --cmdline STR        kernel command line (default: empty)\n"
-	      "  --cpus N             number of vCPUs (default 1)\n"
+	      "  --cpus N             number of vCPUs, 1 to 254 (default 1)\n"
 	      "  --memory SIZE        guest RAM, bytes or with K/M/G (default 256M)\n"
 	      "  --sched eevdf|host   vCPU scheduling: eevdf (default) = lagvisor's\n"
 	      "                       own, with the userspace irqchip; host = the\n"

@@ -16,6 +16,7 @@ void config_init(struct vm_config *cfg)
 	cfg->cmdline = "";
 	cfg->nr_cpus = VM_DEFAULT_CPUS;
 	cfg->mem_bytes = VM_DEFAULT_MEM_BYTES;
+	cfg->mem_opt = "--memory";
 	/* lagvisor's scheduler is the point of lagvisor; it needs the
 	 * userspace irqchip (see config_validate). */
 	cfg->sched = SCHED_MODE_EEVDF;
@@ -53,6 +54,8 @@ void config_format_size(uint64_t bytes, char *buf, size_t len)
 int config_validate(const struct vm_config *cfg, const struct host_limits *limits,
 		    char *err, size_t errlen)
 {
+	const char *mem_opt = cfg->mem_opt ? cfg->mem_opt : "--memory";
+	const char *mem = cfg->mem_arg;
 	char a[32], b[32];
 
 	if (!cfg->kernel_path || !cfg->kernel_path[0]) {
@@ -98,20 +101,23 @@ int config_validate(const struct vm_config *cfg, const struct host_limits *limit
 			 cfg->nr_cpus, limits->max_cpus);
 		return -EINVAL;
 	}
-	config_format_size(cfg->mem_bytes, a, sizeof(a));
+	if (!mem) {
+		config_format_size(cfg->mem_bytes, a, sizeof(a));
+		mem = a;
+	}
 	if (cfg->mem_bytes < VM_MIN_MEM_BYTES) {
 		config_format_size(VM_MIN_MEM_BYTES, b, sizeof(b));
-		snprintf(err, errlen, "--memory %s: too small (at least %s)", a, b);
+		snprintf(err, errlen, "%s %s: too small (at least %s)", mem_opt, mem, b);
 		return -EINVAL;
 	}
 	if (cfg->mem_bytes % VM_MEM_ALIGN_BYTES) {
-		snprintf(err, errlen, "--memory %" PRIu64 ": not a multiple of 4K",
-			 cfg->mem_bytes);
+		snprintf(err, errlen, "%s %s: not a multiple of 4K", mem_opt, mem);
 		return -EINVAL;
 	}
 	if (limits && limits->mem_bytes && cfg->mem_bytes > limits->mem_bytes) {
 		config_format_size(limits->mem_bytes, b, sizeof(b));
-		snprintf(err, errlen, "--memory %s: more than this host's memory (%s)", a, b);
+		snprintf(err, errlen, "%s %s: more than this host's memory (%s)", mem_opt,
+			 mem, b);
 		return -EINVAL;
 	}
 	if (cfg->serial == SERIAL_FILE && (!cfg->serial_path || !cfg->serial_path[0])) {

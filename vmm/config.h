@@ -22,6 +22,11 @@ struct vm_config {
 	const char *cmdline;         /* never NULL after parsing ("" default) */
 	unsigned nr_cpus;            /* 1..KVM_CAP_MAX_VCPUS */
 	uint64_t mem_bytes;          /* guest RAM */
+	/* Messages quote the size as the user wrote it ("4097K", where
+	 * mem_bytes is 4195328), after the option it came with: "--memory",
+	 * or the QEMU front's "-m", whose bare numbers are MiB. mem_arg NULL:
+	 * mem_bytes is rendered. */
+	const char *mem_opt, *mem_arg;
 	enum sched_mode sched;
 	enum irqchip_mode irqchip;
 	bool irqchip_set;            /* --irqchip given: --sched keeps it */
@@ -39,12 +44,13 @@ struct vm_config {
 };
 
 /*
- * Bounds that do not depend on the host. VM_MAX_CPUS: the MP table and
- * xAPIC IDs are 8 bits and 0xff is the broadcast ID, so 255 CPUs at most.
+ * Bounds that do not depend on the host. VM_MAX_CPUS: xAPIC and MP table
+ * APIC IDs are 8 bits, 0xff is the broadcast ID and the IOAPIC takes the
+ * ID after the last CPU's (vmm/x86/mptable.c), so 254 CPUs at most.
  * VM_MIN_MEM_BYTES: the boot structures and the kernel live above 1 MiB.
  * Guest RAM is handed to KVM in whole pages.
  */
-#define VM_MAX_CPUS        255u
+#define VM_MAX_CPUS        254u
 #define VM_MIN_MEM_BYTES   (2ull << 20)
 #define VM_MEM_ALIGN_BYTES 4096ull
 #define VM_DEFAULT_CPUS    1u

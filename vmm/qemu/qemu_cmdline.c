@@ -84,6 +84,8 @@ static int opt_m(struct qemu_launch *l, const char *arg, char *err, size_t errle
 		if (size && qemu_parse_mem(size, &l->cfg.mem_bytes)) {
 			snprintf(err, errlen, "-m %s: not a memory size", arg);
 			r = -EINVAL;
+		} else if (size) {
+			r = qemu_cmdline_set_str(&l->mem, size, err, errlen);
 		}
 		if (qemu_opts_get(&o, "maxmem"))
 			log_warn("-m maxmem: memory hotplug is not supported, ignored");
@@ -122,6 +124,13 @@ static int opt_smp(struct qemu_launch *l, const char *arg, char *err, size_t err
 	 * (room for hotplug) starts that many; lagvisor has no hotplug. */
 	if (!cpus)
 		cpus = any ? product : 1;
+	/* Here, not in config_validate: its message would name --cpus. */
+	if (cpus > VM_MAX_CPUS) {
+		snprintf(err, errlen, "-smp %s: lagvisor supports at most %u vCPUs", arg,
+			 VM_MAX_CPUS);
+		r = -EINVAL;
+		goto out;
+	}
 	r = qemu_opts_get_uint(&o, "maxcpus", VM_MAX_CPUS * 4ull, &v);
 	if (!r && v != cpus)
 		log_warn("-smp maxcpus=%llu: CPU hotplug is not supported; starting %llu",
@@ -395,6 +404,7 @@ static void launch_init(struct qemu_launch *l)
 	l->cfg.irqchip = IRQCHIP_USER;
 	/* The QEMU front wires the console itself (pty, file, socket). */
 	l->cfg.serial = SERIAL_NONE;
+	l->cfg.mem_opt = "-m";
 }
 
 /* After parsing: point the config at the parsed strings, check refs. */
@@ -405,6 +415,7 @@ static int launch_finish(struct qemu_launch *l, char *err, size_t errlen)
 	l->cfg.kernel_path = l->kernel;
 	l->cfg.initrd_path = l->initrd;
 	l->cfg.cmdline = l->append ? l->append : "";
+	l->cfg.mem_arg = l->mem;
 	if (l->monitor && !qemu_launch_chardev(l, l->monitor)) {
 		snprintf(err, errlen, "-mon: no chardev with id '%s'", l->monitor);
 		return -EINVAL;
@@ -492,6 +503,7 @@ void qemu_launch_free(struct qemu_launch *l)
 	free(l->kernel);
 	free(l->initrd);
 	free(l->append);
+	free(l->mem);
 	free(l->monitor);
 	free(l->serial);
 	for (unsigned i = 0; i < l->nr_knob_strs; i++)

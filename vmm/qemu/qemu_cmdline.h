@@ -69,6 +69,7 @@ struct qemu_launch {
 	char *name;                /* -name guest=NAME */
 	char *uuid;                /* -uuid */
 	char *kernel, *initrd, *append;
+	char *mem;                 /* -m size as written, NULL: none */
 	char *monitor;             /* chardev id of the QMP monitor, NULL: none */
 	char *serial;              /* chardev id of the first serial port */
 	unsigned nr_chardevs, nr_fds, nr_devices;

@@ -65,11 +65,12 @@ expect 2 "missing --kernel" run
 expect 2 "--kernel needs a value" run --kernel
 expect 2 "--cpus 'two': not a number" run --kernel "$k" --cpus two
 expect 2 "--cpus 0: a VM needs at least one vCPU" run --kernel "$k" --cpus 0
-expect 2 "--cpus 256: lagvisor supports at most 255" run --kernel "$k" --cpus 256
+expect 2 "--cpus 255: lagvisor supports at most 254" run --kernel "$k" --cpus 255
 expect 2 "--memory '12Q': not a size" run --kernel "$k" --memory 12Q
 expect 2 "--memory '0'" run --kernel "$k" --memory 0
 expect 2 "--memory '99999999999G'" run --kernel "$k" --memory 99999999999G
 expect 2 "more than this host's memory" run --kernel "$k" --memory 16000G
+expect 2 "--memory 4097K: not a multiple of 4K" run --kernel "$k" --memory 4097K
 expect 2 "--sched eevdf needs --irqchip user" run --kernel "$k" --sched eevdf --irqchip kernel
 expect 2 "--idle: only with --sched eevdf" run --kernel "$k" --idle --sched host
 expect 2 "--sched 'cfs': unknown scheduler" run --kernel "$k" --sched cfs

@@ -240,11 +240,11 @@ static void test_validate(void)
 	CHECK_MSG(err, "--cpus 17: this host's KVM allows at most 16 vCPUs");
 	/* Unknown KVM limit: only the fixed bound applies. */
 	CHECK(config_validate(&cfg, NULL, err, sizeof(err)) == 0);
-	CHECK(parse("run", "--kernel", "k", "--cpus", "255", NULL) == CLI_RUN);
+	CHECK(parse("run", "--kernel", "k", "--cpus", "254", NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, NULL, err, sizeof(err)) == 0);
-	CHECK(parse("run", "--kernel", "k", "--cpus", "256", NULL) == CLI_RUN);
+	CHECK(parse("run", "--kernel", "k", "--cpus", "255", NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, NULL, err, sizeof(err)) == -EINVAL);
-	CHECK_MSG(err, "--cpus 256: lagvisor supports at most 255 vCPUs");
+	CHECK_MSG(err, "--cpus 255: lagvisor supports at most 254 vCPUs");
 
 	CHECK(parse("run", "--kernel", "k", "--memory", "1M", NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
@@ -254,6 +254,16 @@ static void test_validate(void)
 	CHECK(parse("run", "--kernel", "k", "--memory", "3000001", NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
 	CHECK_MSG(err, "--memory 3000001: not a multiple of 4K");
+	/* Quoted as typed, not as the byte count it stands for. */
+	CHECK(parse("run", "--kernel", "k", "--memory", "4097K", NULL) == CLI_RUN);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
+	CHECK(!strcmp(err, "--memory 4097K: not a multiple of 4K"));
+	CHECK(parse("run", "--kernel", "k", "--memory=4097k", NULL) == CLI_RUN);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
+	CHECK(!strcmp(err, "--memory 4097k: not a multiple of 4K"));
+	CHECK(parse("run", "--kernel", "k", "--memory", "1536K", NULL) == CLI_RUN);
+	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == -EINVAL);
+	CHECK(!strcmp(err, "--memory 1536K: too small (at least 2M)"));
 	CHECK(parse("run", "--kernel", "k", "--memory", "8G", NULL) == CLI_RUN);
 	CHECK(config_validate(&cfg, &lim, err, sizeof(err)) == 0);
 	CHECK(parse("run", "--kernel", "k", "--memory", "9G", NULL) == CLI_RUN);

@@ -28,10 +28,13 @@ LAGVISOR_QEMU_BINARY=$work/missing "$emu" -M none 2>"$work/err"
 
 "$emu" -version | grep -q "^QEMU emulator version 7.2.0 (lagvisor" || fail "-version"
 
-"$emu" -smp two -kernel /k 2>"$work/err"
-rc=$?
-[ $rc = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] && grep -q -- "-smp two" "$work/err" ||
-	fail "bad -smp: exit $rc, $(cat "$work/err")"
+# VALUE|MESSAGE: 255 is over the MP table's limit, refused before any VM.
+for bad in "two|-smp two" "255|-smp 255: lagvisor supports at most 254 vCPUs"; do
+	"$emu" -smp "${bad%%|*}" -kernel /k 2>"$work/err"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] && grep -q -- "${bad#*|}" "$work/err" ||
+		fail "bad -smp ${bad%%|*}: exit $rc, $(cat "$work/err")"
+done
 
 # -daemonize: the parent returns once QMP listens; quit ends the child.
 "$emu" -daemonize -pidfile "$work/pid" -smp 2 -kernel /nonexistent -nodefaults \

@@ -184,6 +184,46 @@ static void test_errors(void)
 	}
 }
 
+/* Limits that config_validate or the front checks, named as the user typed
+ * them: -smp beyond what the MP table can hold, -m not in whole pages. */
+static void test_limits(void)
+{
+	static const struct {
+		const char *opt, *val, *want;    /* want NULL: valid */
+	} cases[] = {
+		{ "-smp", "254", NULL },
+		{ "-smp", "255", "-smp 255: lagvisor supports at most 254 vCPUs" },
+		{ "-smp", "sockets=255", "-smp sockets=255: lagvisor supports at most 254 vCPUs" },
+		{ "-smp", "cpus=4,sockets=255", NULL },   /* starts 4 */
+		{ "-m", "4097K", "-m 4097K: not a multiple of 4K" },
+		{ "-m", "size=4097k", "-m 4097k: not a multiple of 4K" },
+		{ "-m", "4194305B", "-m 4194305B: not a multiple of 4K" },
+		{ "-m", "1", "-m 1: too small (at least 2M)" },
+		{ "-m", "2", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "qemu", "-kernel", "/k", (char *)cases[i].opt,
+				 (char *)cases[i].val };
+		struct qemu_launch l;
+		char err[256] = "";
+		int r = qemu_cmdline_parse(ARGC(argv), argv, NULL, &l, err, sizeof(err));
+
+		if (!r)
+			r = config_validate(&l.cfg, NULL, err, sizeof(err));
+		if (cases[i].want) {
+			CHECK(r == -EINVAL);
+			if (strcmp(err, cases[i].want))
+				fprintf(stderr, "%s %s: '%s', want '%s'\n", cases[i].opt,
+					cases[i].val, err, cases[i].want);
+			CHECK(!strcmp(err, cases[i].want));
+		} else {
+			CHECK(r == 0);
+		}
+		qemu_launch_free(&l);
+	}
+}
+
 static void test_opts(void)
 {
 	struct qemu_opts o;
@@ -234,6 +274,7 @@ int main(void)
 	test_libvirt_kv_form();
 	test_probe();
 	test_errors();
+	test_limits();
 	test_opts();
 	return check_report("test_qemu_cmdline");
 }
