@@ -70,7 +70,8 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 
 enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
-	OPT_SERIAL, OPT_STRICT_IO, OPT_NO_X2APIC, OPT_HALT_POLL, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
+	OPT_SERIAL, OPT_STRICT_IO, OPT_NO_X2APIC,
+	OPT_NATIVE, OPT_HALT_POLL, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
 	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
 	OPT_IRQCHIP,
 };
@@ -93,6 +94,7 @@ static const struct cli_option run_options[] = {
 	{ "serial", 0, true, OPT_SERIAL },
 	{ "strict-io", 0, false, OPT_STRICT_IO },
 	{ "no-x2apic", 0, false, OPT_NO_X2APIC },
+	{ "native", 0, true, OPT_NATIVE },
 	{ "halt-poll", 0, true, OPT_HALT_POLL },
 	{ "qemu-testdev", 0, false, OPT_QEMU_TESTDEV },
 	{ "verbose", 'v', false, OPT_VERBOSE },
@@ -203,6 +205,13 @@ static int apply_option(const struct cli_option *o, const char *v,
 		break;
 	case OPT_NO_X2APIC:
 		cfg->no_x2apic = true;
+		break;
+	case OPT_NATIVE:
+		if (strcmp(v, "auto") && strcmp(v, "off")) {
+			snprintf(err, errlen, "--native '%s': expected auto or off", v);
+			return -EINVAL;
+		}
+		cfg->no_native = !strcmp(v, "off");
 		break;
 	case OPT_HALT_POLL:
 		if (!strcmp(v, "0")) {
@@ -403,6 +412,9 @@ void cli_usage_run(FILE *f)
 	      "                       200us; 0 = off)\n"
 	      "  --no-x2apic          hide x2APIC from the guest's CPUID: its local\n"
 	      "                       APICs stay in xAPIC (MMIO) mode\n"
+	      "  --native auto|off    on a PVM-backend KVM, run a guest that declares\n"
+	      "                       VIF pages natively (auto, default) or in KVM's\n"
+	      "                       instruction emulator (off, for A/B runs)\n"
 	      "  --serial MODE        stdio (default), file:PATH (output only), none\n"
 	      "  --strict-io          stop the VM on any access to an unhandled I/O\n"
 	      "                       port or MMIO address (default: log it once)\n"

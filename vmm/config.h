@@ -37,6 +37,7 @@ struct vm_config {
 	int serial_in_fd;            /* full means dropped), input fd or -1 */
 	bool strict_io;              /* unhandled I/O ends the VM */
 	bool no_x2apic;              /* CPUID without x2APIC: xAPIC only */
+	bool no_native;              /* --native off: a PVM backend emulates */
 	uint64_t halt_poll_ns;       /* --halt-poll: max poll window (user irqchip) */
 	bool qemu_testdev;           /* QEMU fw_cfg + pc-testdev ports (test images) */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */

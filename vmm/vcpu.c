@@ -409,6 +409,28 @@ static void vcpu_loop(struct vcpu *v)
 	}
 }
 
+/*
+ * -v: how the vCPU ran. KVM's own counters say what the guest's mode
+ * claims cannot: a vCPU that ran natively has few instruction emulations
+ * per exit (the traps of privileged instructions), one in the emulator
+ * has thousands.
+ */
+static void vcpu_report_mode(struct vcpu *v)
+{
+	uint64_t exits = 0, emul = 0;
+	const struct x86_boot_info *b = &v->vm->boot;
+
+	if (kvm_stats_read(&v->kstats, KVM_STAT_EXITS, &exits) &&
+	    kvm_stats_read(&v->kstats, KVM_STAT_INSN_EMULATION, &emul))
+		log_info("vCPU %u: %s; KVM: %" PRIu64 " exits, %" PRIu64 " instruction emulations",
+			 v->index, b->native ? "native mode (VIF page registered)" : "ordinary mode",
+			 exits, emul);
+	else
+		log_info("vCPU %u: %s; KVM has no exit/emulation counters", v->index,
+			 b->native ? "native mode (VIF page registered)" : "ordinary mode");
+	kvm_stats_close(&v->kstats);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -422,6 +444,8 @@ static void *vcpu_thread(void *arg)
 	r = vcpu_set_signal_mask(v);
 	if (r)
 		log_error("vCPU %u: KVM_SET_SIGNAL_MASK: %s", v->index, strerror(-r));
+	if (kvm_stats_open(&v->kstats, v->fd))
+		log_debug("vCPU %u: no KVM statistics (KVM_GET_STATS_FD)", v->index);
 	if (!r) {
 		r = x86_vcpu_init(vm->kvm.fd, v->fd, v->index, vm->nr_vcpus, &vm->boot);
 		if (!r && v->user_irqchip)
@@ -461,6 +485,7 @@ static void *vcpu_thread(void *arg)
 	}
 	if (v->sched_on)
 		sched_bind_vcpu_exit(&v->sb);
+	vcpu_report_mode(v);
 	return NULL;
 }
 

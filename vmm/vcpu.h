@@ -22,6 +22,7 @@
 #include "vmm/sched_bind.h"
 #include <sys/types.h>
 
+#include "vmm/kvm_stats.h"
 #include "vmm/vcpu_irq.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -44,6 +45,7 @@ struct vcpu {
 	bool joined;
 	bool user_irqchip;         /* --irqchip user: `irq` is in use */
 	struct vcpu_irq irq;
+	struct kvm_stats kstats;   /* KVM's counters of this vCPU (-v report) */
 	bool sched_on;             /* --sched eevdf: sb is in use */
 	struct sched_bind_vcpu sb;
 };

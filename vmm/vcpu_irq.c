@@ -124,6 +124,8 @@ int vcpu_irq_thread_init(struct vcpu *v)
 		return r;
 	}
 	q->tsc_khz = (uint64_t)r;
+	if (v->vm->boot.native)
+		q->vif = guest_mem_ptr(&v->vm->mem, x86_native_vif_gpa(&v->vm->boot, v->index), 2);
 	guest_phys_bits_to_lapic(v);
 	/* KVM's state right after creation is the architectural reset state:
 	 * a later INIT goes back to it. */
@@ -477,7 +479,7 @@ int vcpu_irq_before_run(struct vcpu *v)
 	 * the last exit said the guest can take one (IF set, no interrupt
 	 * shadow, none queued) and no NMI must go first. Otherwise KVM exits
 	 * when it can. */
-	if (run->ready_for_interrupt_injection && run->if_flag && !nmi_due(v)) {
+	if (x86_irq_allowed(run, q->vif) && !nmi_due(v)) {
 		vec = lapic_accept(l);
 		if (vec >= 0) {
 			struct kvm_interrupt irq = { .irq = (uint32_t)vec };
@@ -552,7 +554,7 @@ int vcpu_irq_exit_hlt(struct vcpu *v)
 		return VCPU_CONTINUE;
 	/* A HLT with IF = 0 waits for an NMI/INIT/SIPI, which nothing
 	 * hurries: no poll (KVM polls only for what it can inject). */
-	if (!v->run->if_flag)
+	if (!x86_irq_flag(v->run, q->vif))
 		return vcpu_sleep(v, WAKE_UNMASKABLE) ? VCPU_CONTINUE : VCPU_STOP;
 	start = clock_now_ns();
 	polled = halt_poll(v, start);

@@ -54,6 +54,7 @@ struct vcpu_irq {
 	struct kvm_regs reset_regs;
 	uint64_t tsc_khz;          /* KVM_GET_TSC_KHZ */
 	uint8_t cr8;               /* what was given to KVM in run->cr8 */
+	const volatile uint8_t *vif; /* native vCPU: its VIF page (x86/pvm.h) */
 	bool nmi_in_kvm;           /* KVM_NMI given, not yet seen delivered */
 	struct steal_time steal;
 	struct halt_poll poll;

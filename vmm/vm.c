@@ -101,6 +101,10 @@ int vm_create(struct vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-r));
 		return r;
 	}
+	r = x86_native_setup(vm->kvm.fd, &vm->mem, cfg, &vm->boot, err, errlen);
+	if (r)
+		return r;
+	log_info("native mode %s: %s", vm->boot.native ? "on" : "off", vm->boot.native_why);
 	r = x86_vm_init(vm->fd, cfg);
 	if (r) {
 		snprintf(err, errlen, "setting up the VM (irqchip, PIT): %s", strerror(-r));

@@ -118,14 +118,23 @@ bool cmdline_uint(const char *key, unsigned *val)
 
 	for (int i = 1; i < nr_args; i++) {
 		const char *a = args[i];
-		unsigned v = 0;
+		unsigned v = 0, base = 10, d;
 
 		if (strncmp(a, key, klen) || a[klen] != '=' || !a[klen + 1])
 			continue;
-		for (a += klen + 1; *a; a++) {
-			if (*a < '0' || *a > '9')
+		a += klen + 1;
+		if (a[0] == '0' && a[1] == 'x' && a[2]) {
+			base = 16;
+			a += 2;
+		}
+		for (; *a; a++) {
+			if (*a >= '0' && *a <= '9')
+				d = (unsigned)(*a - '0');
+			else if (base == 16 && *a >= 'a' && *a <= 'f')
+				d = (unsigned)(*a - 'a' + 10);
+			else
 				return false;
-			v = v * 10 + (unsigned)(*a - '0');
+			v = v * base + d;
 		}
 		*val = v;
 		return true;

@@ -35,7 +35,8 @@ const struct boot_info *bootinfo(void);
 int bootinfo_args(char ***argv);
 /* The command line contains the word `word` exactly. */
 bool cmdline_has(const char *word);
-/* key=<unsigned> on the command line: true and *val set if present. */
+/* key=<unsigned> (decimal, or hex after 0x) on the command line: true
+ * and *val set if present. */
 bool cmdline_uint(const char *key, unsigned *val);
 
 #endif

@@ -11,6 +11,11 @@
  * IOAPIC and LAPIC live, uncached), EFER.LME, paging on, a far jump to
  * 64-bit code, a per-CPU stack, then C (cpu_entry in setup.c).
  *
+ * Every page-table level has U/S set. At CPL 0 without SMEP/SMAP that
+ * changes nothing; a PVM backend runs guest supervisor code in hardware
+ * ring 3, and with a supervisor-only entry anywhere its vCPU never runs
+ * (see pvm.c).
+ *
  * The 16- and 32-bit code lives in non-executable-flagged sections on
  * purpose: tools/build-guest.py disassembles the executable sections as
  * 64-bit code to prove no FPU/SSE/int3/vmcall crept in, and code of another
@@ -20,6 +25,7 @@
 
 #define PTE_P    0x001
 #define PTE_RW   0x002
+#define PTE_US   0x004
 #define PTE_PWT  0x008
 #define PTE_PCD  0x010
 #define PTE_PS   0x080
@@ -39,6 +45,23 @@
 1:	.asciz "Xen"
 2:	.balign 4
 3:	.quad pvh_start
+4:	.balign 4
+
+/*
+ * --- ELF note: we can run natively on a PVM backend (lib/pvm.c) --------
+ * lagvisor's note (name "lagvisor", type 1): one VIF page per APIC ID in
+ * pvm_vif_pages, MAX_CPUS of them. A VMM that registers them tells us
+ * with pvm.vif= on the command line.
+ */
+	.section .note.lagvisor, "a", @note
+	.balign 4
+	.long 2f - 1f                 /* namesz */
+	.long 4f - 3f                 /* descsz: u64 GPA, u32 pages */
+	.long 1
+1:	.asciz "lagvisor"
+2:	.balign 4
+3:	.quad pvm_vif_pages
+	.long MAX_CPUS
 4:	.balign 4
 
 /* --- GDT and page tables (static: no table-building loop to emulate) --- */
@@ -64,22 +87,22 @@ pvh_start_info_pa:
 
 	.balign 4096
 pml4:
-	.quad pdpt + PTE_P + PTE_RW
+	.quad pdpt + PTE_P + PTE_RW + PTE_US
 	.fill 511, 8, 0
 pdpt:
-	.quad pd + 0x0000 + PTE_P + PTE_RW
-	.quad pd + 0x1000 + PTE_P + PTE_RW
-	.quad pd + 0x2000 + PTE_P + PTE_RW
-	.quad pd + 0x3000 + PTE_P + PTE_RW
+	.quad pd + 0x0000 + PTE_P + PTE_RW + PTE_US
+	.quad pd + 0x1000 + PTE_P + PTE_RW + PTE_US
+	.quad pd + 0x2000 + PTE_P + PTE_RW + PTE_US
+	.quad pd + 0x3000 + PTE_P + PTE_RW + PTE_US
 	.fill 508, 8, 0
 pd:
 	/* 2048 x 2 MiB = 4 GiB; entries from 3 GiB on (MMIO hole) uncached. */
 	.set i, 0
 	.rept 2048
 	.if i < 1536
-	.quad (i << 21) + PTE_P + PTE_RW + PTE_PS
+	.quad (i << 21) + PTE_P + PTE_RW + PTE_US + PTE_PS
 	.else
-	.quad (i << 21) + PTE_P + PTE_RW + PTE_PS + PTE_PCD + PTE_PWT
+	.quad (i << 21) + PTE_P + PTE_RW + PTE_US + PTE_PS + PTE_PCD + PTE_PWT
 	.endif
 	.set i, i + 1
 	.endr

@@ -105,30 +105,49 @@ static inline struct cpuid_regs cpuid(uint32_t leaf)
 	return cpuid_count(leaf, 0);
 }
 
+/*
+ * The interrupt flag: the real IF, or in native mode on a PVM backend the
+ * virtual one in this CPU's VIF page (pvm.c), where a real cli/sti in the
+ * guest's hardware ring 3 would not control delivery.
+ */
+extern bool pvm_native;
+void pvm_irq_enable(void);
+void pvm_irq_disable(void);
+bool pvm_irqs_enabled(void);
+void pvm_safe_halt(void);
+
 static inline void irq_enable(void)
 {
-	asm volatile("sti" : : : "memory");
+	if (pvm_native)
+		pvm_irq_enable();
+	else
+		asm volatile("sti" : : : "memory");
 }
 
 static inline void irq_disable(void)
 {
-	asm volatile("cli" : : : "memory");
+	if (pvm_native)
+		pvm_irq_disable();
+	else
+		asm volatile("cli" : : : "memory");
 }
 
 static inline bool irqs_enabled(void)
 {
 	uint64_t flags;
 
+	if (pvm_native)
+		return pvm_irqs_enabled();
 	asm volatile("pushfq; popq %0" : "=r"(flags));
 	return flags & (1 << 9);
 }
 
-/* Save IF and disable; restore with irq_restore(). */
+/* Save IF (as RFLAGS bit 9) and disable; restore with irq_restore(). */
 static inline uint64_t irq_save(void)
 {
-	uint64_t flags;
+	uint64_t flags = irqs_enabled() ? 1 << 9 : 0;
 
-	asm volatile("pushfq; popq %0; cli" : "=r"(flags) : : "memory");
+	irq_disable();
 	return flags;
 }
 
@@ -139,13 +158,18 @@ static inline void irq_restore(uint64_t flags)
 }
 
 /*
- * STI's one-instruction interrupt shadow covers the HLT, so an interrupt
- * that became pending after the caller's last check still wakes the HLT
- * instead of being taken just before it (the classic lost wakeup).
+ * Enable interrupts and halt, without losing an interrupt that became
+ * pending after the caller's last check. On hardware STI's one-instruction
+ * interrupt shadow covers the HLT, so such an interrupt wakes the HLT
+ * instead of being taken just before it; native mode has no shadow and
+ * closes the window in pvm_safe_halt (see pvm.c).
  */
 static inline void safe_halt(void)
 {
-	asm volatile("sti; hlt" : : : "memory");
+	if (pvm_native)
+		pvm_safe_halt();
+	else
+		asm volatile("sti; hlt" : : : "memory");
 }
 
 static inline void cpu_relax(void)
@@ -166,10 +190,12 @@ static inline uint64_t read_cr2(void)
 	return v;
 }
 
+/* In native mode HLT with interrupts off returns at once: then it spins. */
 _Noreturn static inline void halt_forever(void)
 {
+	irq_disable();
 	for (;;)
-		asm volatile("cli; hlt");
+		asm volatile("hlt");
 }
 
 /* CPUID feature bits used by the library and tests. */

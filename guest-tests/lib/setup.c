@@ -7,6 +7,7 @@
 #include "bootinfo.h"
 #include "exit.h"
 #include "lapic.h"
+#include "pvm.h"
 #include "smp.h"
 #include "serial.h"
 #include "string.h"
@@ -35,6 +36,7 @@ _Noreturn void cpu_entry(unsigned index)
 	lapic_init(!cmdline_has("xapic"));
 	lapic_cpu_init();
 	c->apic_id = lapic_id();
+	pvm_cpu_init(c->apic_id);
 	tsc_hz();
 	argc = bootinfo_args(&argv);
 	exit(main(argc, argv));

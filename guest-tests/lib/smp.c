@@ -7,6 +7,7 @@
 #include "lapic.h"
 #include "layout.h"
 #include "printf.h"
+#include "pvm.h"
 #include "string.h"
 #include "timing.h"
 #include "traps.h"
@@ -109,6 +110,7 @@ _Noreturn void smp_ap_main(struct cpu *c)
 	idt_load();
 	lapic_cpu_init();
 	c->apic_id = lapic_id();
+	pvm_cpu_init(c->apic_id);
 	atomic_inc(&online);
 	for (;;) {
 		void (*fn)(void *);

@@ -20,6 +20,7 @@ struct cpu {
 	void *volatile arg;
 	volatile uint32_t req;    /* on_cpu requests posted */
 	volatile uint32_t done;   /* ... and completed */
+	volatile uint8_t *vif;    /* native mode: this CPU's VIF page (pvm.c) */
 };
 
 unsigned smp_id(void);

@@ -295,6 +295,8 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 		} else if (!strcmp(k, "strict-io") &&
 			   !qemu_opts_get_bool(&o, k, false, &b)) {
 			l->cfg.strict_io = b;
+		} else if (!strcmp(k, "native") && (!strcmp(v, "auto") || !strcmp(v, "off"))) {
+			l->cfg.no_native = !strcmp(v, "off");
 		} else if (!strcmp(k, "machine") &&
 			   (!strcmp(v, "kvm") || !strcmp(v, "standin"))) {
 			l->standin = !strcmp(v, "standin");
@@ -304,7 +306,7 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 			continue;          /* applied, or r says why not */
 		} else {
 			snprintf(err, errlen, "-lagvisor %s=%s: unknown setting or bad value "
-				 "(sched=host|eevdf, irqchip=kernel|user, strict-io=on|off, "
+				 "(sched=host|eevdf, irqchip=kernel|user, strict-io=on|off, native=auto|off, "
 				 "verbose=N, machine=kvm|standin, or a lagvisor run scheduler "
 				 "option: host-cpus, weight, nice, slice, idle, sched-feature, "
 				 "sched-domain, trace)", k, v);

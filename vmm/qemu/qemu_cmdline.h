@@ -10,7 +10,7 @@
  * lagvisor's own settings come from `-lagvisor key=value,...` (what a
  * domain's <qemu:commandline> appends) or the LAGVISOR_QEMU_OPTS
  * environment variable (<qemu:env>), same syntax; the option wins:
- *   sched=host|eevdf  irqchip=kernel|user  strict-io=on|off  verbose=N
+ *   sched=host|eevdf  irqchip=kernel|user  strict-io=on|off  native=auto|off  verbose=N
  *   machine=kvm|standin (standin: no VM, for tests; see standin.h)
  * and the scheduler options of `lagvisor run` by their long names:
  *   host-cpus=0-3  weight=N  nice=N  slice=3ms  idle=on  sched-feature=A,,B

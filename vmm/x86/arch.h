@@ -32,6 +32,10 @@ struct x86_boot_info {
 	enum irqchip_mode irqchip; /* copied from the config by x86_load_kernel:
 				    * x86_vcpu_init's CPUID and LAPIC setup depend on it */
 	bool no_x2apic;            /* the same: --no-x2apic */
+	uint64_t vif_gpa;          /* the guest's VIF pages (x86/pvm.h), 0: it */
+	uint32_t vif_pages;        /* declares none */
+	bool native;               /* x86_native_setup: register them */
+	const char *native_why;    /* why (not), for -v */
 };
 
 /*
@@ -60,6 +64,24 @@ unsigned x86_mem_layout(uint64_t mem_bytes, struct guest_mem_slot *slots,
  */
 int x86_load_kernel(const struct guest_mem *mem, const struct vm_config *cfg,
 		    struct x86_boot_info *out, char *err, size_t errlen);
+
+/*
+ * After x86_load_kernel, before any vCPU exists: decide whether the vCPUs
+ * run natively on a PVM backend (x86/pvm.h): the guest declares VIF pages
+ * for at least nr_cpus vCPUs, --native is not off, and the KVM behind
+ * kvm_fd takes them. If so, append "pvm.vif=0xGPA" to the loaded command
+ * line and set boot->native; x86_vcpu_init then registers page n for vCPU
+ * n. boot->native_why says why or why not. 0, or -errno with err set.
+ */
+int x86_native_setup(int kvm_fd, const struct guest_mem *mem,
+		     const struct vm_config *cfg, struct x86_boot_info *boot,
+		     char *err, size_t errlen);
+
+/* vCPU index's VIF page (boot->native). */
+static inline uint64_t x86_native_vif_gpa(const struct x86_boot_info *boot, unsigned index)
+{
+	return boot->vif_gpa + (uint64_t)index * 4096;
+}
 
 /*
  * Before any vCPU exists: TSS and identity-map addresses (both modes), and

@@ -146,6 +146,8 @@ struct x86_elf_pvh {
 	unsigned nr_load;          /* PT_LOAD segments with p_memsz > 0 */
 	uint64_t load_start;       /* lowest p_paddr of them */
 	uint64_t load_end;         /* highest p_paddr + p_memsz */
+	uint64_t vif_gpa;          /* lagvisor VIF note (pvm.h); 0: none */
+	uint32_t vif_pages;
 };
 
 bool x86_elf_detect(const uint8_t *img, size_t len);

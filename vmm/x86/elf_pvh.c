@@ -15,6 +15,7 @@
 
 #include "vmm/x86/boot.h"
 #include "vmm/x86/bytes.h"
+#include "vmm/x86/pvm.h"
 
 #define EM_386                3
 #define EM_X86_64             62
@@ -133,41 +134,86 @@ static void elf_shdr(const struct elf_file *f, unsigned i, struct elf_seg *s)
 }
 
 /*
- * Search one note area for the PVH entry. Notes are padded to 4 bytes
+ * Find the note (name, type) in one note area. Notes are padded to 4 bytes
  * (what every x86 toolchain emits); an area aligned to 8 uses 8, as the
- * gABI allows. Returns 1 found, 0 not found, -ENOEXEC malformed entry note.
+ * gABI allows. Returns 1 with *desc and *descsz set, or 0 not found.
  */
-static int elf_find_pvh_note(const struct elf_file *f, const struct elf_seg *s,
-			     uint32_t *entry, char *why, size_t whylen)
+static int elf_note_find(const struct elf_file *f, const struct elf_seg *s,
+			 const char *name, uint32_t type, const uint8_t **desc,
+			 uint64_t *descsz)
 {
-	uint64_t a = s->align == 8 ? 8 : 4;
+	uint64_t a = s->align == 8 ? 8 : 4, want = strlen(name) + 1;
 	uint64_t off = 0;
 
 	if (!range_ok(s->offset, s->filesz, f->len))
 		return 0;
 	while (s->filesz - off >= 12) {
 		const uint8_t *n = f->img + s->offset + off;
-		uint64_t namesz = get_le32(n), descsz = get_le32(n + 4);
-		uint32_t type = get_le32(n + 8);
-		uint64_t desc = 12 + ((namesz + a - 1) & ~(a - 1));
-		uint64_t next = desc + ((descsz + a - 1) & ~(a - 1));
+		uint64_t namesz = get_le32(n), dsz = get_le32(n + 4);
+		uint64_t d = 12 + ((namesz + a - 1) & ~(a - 1));
+		uint64_t next = d + ((dsz + a - 1) & ~(a - 1));
 
 		if (next > s->filesz - off)
 			return 0;
-		if (type == XEN_ELFNOTE_PHYS32_ENTRY && namesz == 4 &&
-		    memcmp(n + 12, "Xen", 4) == 0) {
-			if (descsz == 4) {
-				*entry = get_le32(n + desc);
-			} else if (descsz == 8 && get_le64(n + desc) < X86_4G) {
-				*entry = (uint32_t)get_le64(n + desc);
-			} else {
-				snprintf(why, whylen, "PVH entry note has a bad descriptor (%llu bytes)",
-					 (unsigned long long)descsz);
-				return -ENOEXEC;
-			}
+		if (get_le32(n + 8) == type && namesz == want &&
+		    memcmp(n + 12, name, want) == 0) {
+			*desc = n + d;
+			*descsz = dsz;
 			return 1;
 		}
 		off += next;
+	}
+	return 0;
+}
+
+/* The PVH entry note: 1 found, 0 not found, -ENOEXEC malformed. */
+static int elf_find_pvh_note(const struct elf_file *f, const struct elf_seg *s,
+			     uint32_t *entry, char *why, size_t whylen)
+{
+	const uint8_t *desc;
+	uint64_t descsz;
+
+	if (!elf_note_find(f, s, "Xen", XEN_ELFNOTE_PHYS32_ENTRY, &desc, &descsz))
+		return 0;
+	if (descsz == 4) {
+		*entry = get_le32(desc);
+	} else if (descsz == 8 && get_le64(desc) < X86_4G) {
+		*entry = (uint32_t)get_le64(desc);
+	} else {
+		snprintf(why, whylen, "PVH entry note has a bad descriptor (%llu bytes)",
+			 (unsigned long long)descsz);
+		return -ENOEXEC;
+	}
+	return 1;
+}
+
+/*
+ * lagvisor's native-mode note (vmm/x86/pvm.h), in a PT_NOTE segment: its
+ * pages must lie inside what the image loads, or the guest's claim is
+ * refused (a bad note is a bad kernel, not a reason to guess).
+ */
+static int elf_find_vif_note(const struct elf_file *f, struct x86_elf_pvh *info,
+			     char *why, size_t whylen)
+{
+	const uint8_t *desc;
+	uint64_t descsz;
+	struct elf_seg s;
+
+	for (unsigned i = 0; i < f->phnum; i++) {
+		elf_phdr(f, i, &s);
+		if (s.type != PT_NOTE ||
+		    !elf_note_find(f, &s, X86_PVM_NOTE_NAME, X86_PVM_NOTE_VIF, &desc, &descsz))
+			continue;
+		if (x86_pvm_note_parse(desc, descsz, &info->vif_gpa, &info->vif_pages,
+				       why, whylen))
+			return -ENOEXEC;
+		if (info->vif_gpa < info->load_start ||
+		    info->vif_gpa + (uint64_t)info->vif_pages * X86_PVM_PAGE_BYTES > info->load_end) {
+			snprintf(why, whylen, "lagvisor VIF note: pages at 0x%llx are outside "
+				 "the loaded segments", (unsigned long long)info->vif_gpa);
+			return -ENOEXEC;
+		}
+		return 0;
 	}
 	return 0;
 }
@@ -236,7 +282,7 @@ static int elf_scan(const uint8_t *img, size_t len, struct x86_elf_pvh *info,
 		     want_note ? "PVH" : "ELF", info->entry,
 		     (unsigned long long)info->load_start,
 		     (unsigned long long)info->load_end);
-	return 0;
+	return elf_find_vif_note(&f, info, why, whylen);
 }
 
 int x86_elf_pvh_parse(const uint8_t *img, size_t len, struct x86_elf_pvh *info,

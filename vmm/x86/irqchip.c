@@ -50,3 +50,15 @@ bool x86_nmi_in_kvm(const struct kvm_vcpu_events *ev)
 {
 	return ev->nmi.injected || ev->nmi.pending;
 }
+
+bool x86_irq_flag(const struct kvm_run *run, const volatile uint8_t *vif)
+{
+	return vif ? __atomic_load_n(vif, __ATOMIC_ACQUIRE) != 0 : run->if_flag != 0;
+}
+
+bool x86_irq_allowed(const struct kvm_run *run, const volatile uint8_t *vif)
+{
+	if (vif)
+		return run->ready_for_interrupt_injection && x86_irq_flag(run, vif);
+	return run->ready_for_interrupt_injection && run->if_flag;
+}

@@ -50,4 +50,19 @@ bool x86_nmi_due(const struct kvm_vcpu_events *ev);
 /* Whether KVM still holds an NMI that KVM_NMI gave it. */
 bool x86_nmi_in_kvm(const struct kvm_vcpu_events *ev);
 
+/*
+ * Whether the guest takes a maskable interrupt on the next entry, as the
+ * last exit left it. Ordinarily kvm_run says: IF set, no interrupt shadow,
+ * nothing queued. A native vCPU on a PVM backend (x86/pvm.h) has its
+ * interrupt flag in its VIF page (byte 0, `vif`), and there kvm_run's
+ * if_flag was seen to disagree with it in both directions; the page is the
+ * guest's own word, read while the vCPU is outside KVM_RUN. KVM still
+ * clears ready_for_interrupt_injection while a vector it was given is
+ * queued: a KVM_INTERRUPT then replaces that vector (ipi-storm lost IPIs
+ * and hung without this check). vif NULL: not native.
+ */
+bool x86_irq_allowed(const struct kvm_run *run, const volatile uint8_t *vif);
+/* The interrupt flag alone (HLT with IF = 0 waits only for NMI/INIT/SIPI). */
+bool x86_irq_flag(const struct kvm_run *run, const volatile uint8_t *vif);
+
 #endif

@@ -277,6 +277,8 @@ static int load_pvh(struct load_ctx *c, const uint8_t *img, size_t len,
 	out->entry_gpa = elf.entry;
 	out->param_gpa = X86_PARAM_GPA;
 	out->format = "ELF (PVH)";
+	out->vif_gpa = elf.vif_gpa;
+	out->vif_pages = elf.vif_pages;
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "vmm/x86/arch.h"
 #include "vmm/x86/cpuid.h"
 #include "vmm/x86/irqchip.h"
+#include "vmm/x86/pvm.h"
 #include "vmm/x86/regs.h"
 
 #define CPUID_MAX_ENTRIES     4096
@@ -175,6 +176,8 @@ int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 
 	if (!ret)
 		ret = set_msrs(vcpu_fd, index, boot->irqchip);
+	if (!ret && boot->native)
+		ret = x86_pvm_vif_register(vcpu_fd, index, x86_native_vif_gpa(boot, index));
 	if (ret || index != 0)
 		return ret;
 	if (boot->irqchip == IRQCHIP_KERNEL) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "vmm/x86/boot.h"
+#include "vmm/x86/pvm.h"
 #include "check.h"
 #include "images.h"
 
@@ -130,9 +131,78 @@ static void test_reject(void)
 	}
 }
 
+/* make_elf's image with lagvisor's VIF note (x86/pvm.h) after its notes. */
+static uint8_t *elf_with_vif_note(uint64_t gpa, uint32_t pages, size_t *len)
+{
+	uint8_t *img = make_elf(true, 8, false, len), *n;
+	uint64_t filesz = rd(img + 64 + 32, 8);
+
+	img = realloc(img, *len + 36);
+	n = img + *len;
+	memset(n, 0, 36);
+	wr(n + 0, 4, 9); wr(n + 4, 4, 12); wr(n + 8, 4, X86_PVM_NOTE_VIF);
+	memcpy(n + 12, "lagvisor", 9);
+	wr(n + 24, 8, gpa); wr(n + 32, 4, pages);
+	wr(img + 64 + 32, 8, filesz + 36);    /* the PT_NOTE's p_filesz */
+	wr(img + 64 + 40, 8, filesz + 36);
+	*len += 36;
+	return img;
+}
+
+static void test_vif_note(void)
+{
+	struct { uint64_t gpa; uint32_t pages; int ret; } c[] = {
+		{ 0x100000, 1, 0 },
+		{ 0x101000, 1, 0 },
+		{ 0x102000, 1, -ENOEXEC },      /* past the last segment's end */
+		{ 0x100000, 3, -ENOEXEC },
+		{ 0x100800, 1, -ENOEXEC },      /* not a page */
+		{ 0x100000, 0, -ENOEXEC },
+		{ 0x80000, 1, -ENOEXEC },       /* below the image */
+	};
+	struct x86_elf_pvh info;
+	char why[160];
+	size_t len;
+	uint8_t *img = make_elf(true, 8, false, &len);
+
+	CHECK_EQ(x86_elf_pvh_parse(img, len, &info, why, sizeof(why)), 0);
+	CHECK_EQ(info.vif_gpa, 0);              /* no note: not native */
+	free(img);
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		img = elf_with_vif_note(c[i].gpa, c[i].pages, &len);
+		why[0] = 0;
+		CHECK_EQ(x86_elf_pvh_parse(img, len, &info, why, sizeof(why)), c[i].ret);
+		if (!c[i].ret) {
+			CHECK_EQ(info.vif_gpa, c[i].gpa);
+			CHECK_EQ(info.vif_pages, c[i].pages);
+			CHECK_EQ(info.entry, ELF_ENTRY);
+		} else {
+			CHECK(strstr(why, "VIF note") != NULL);
+		}
+		free(img);
+	}
+}
+
+/* The command-line word that tells the guest where its pages are. */
+static void test_vif_cmdline(void)
+{
+	char buf[32] = "console=ttyS0";
+	char tiny[12] = "abc";
+	char empty[24] = "";
+
+	CHECK_EQ(x86_pvm_cmdline_append(buf, sizeof(buf), 0x10e000), 0);
+	CHECK(!strcmp(buf, "console=ttyS0 pvm.vif=0x10e000"));
+	CHECK_EQ(x86_pvm_cmdline_append(tiny, sizeof(tiny), 0x10e000), -E2BIG);
+	CHECK(!strcmp(tiny, "abc"));             /* unchanged when it does not fit */
+	CHECK_EQ(x86_pvm_cmdline_append(empty, sizeof(empty), 0x1000), 0);
+	CHECK(!strcmp(empty, "pvm.vif=0x1000"));
+}
+
 int main(void)
 {
 	test_variants();
+	test_vif_note();
+	test_vif_cmdline();
 	test_load();
 	test_reject();
 	CHECK_DONE("x86_test_elf_pvh");

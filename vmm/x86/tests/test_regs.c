@@ -163,6 +163,32 @@ static void test_nmi_due(void)
 	CHECK(!x86_nmi_in_kvm(&ev));
 }
 
+/* A native vCPU on a PVM backend: its VIF byte decides, not kvm_run's
+ * if_flag (seen as 0 with the VIF byte 1 at a HLT exit, and as 1 with it 0
+ * after an interrupt-window request). */
+static void test_irq_allowed(void)
+{
+	struct kvm_run run;
+	uint8_t vif[2] = { 0, 0 };
+
+	memset(&run, 0, sizeof(run));
+	run.if_flag = 1;
+	CHECK(!x86_irq_allowed(&run, NULL));    /* not ready: something queued */
+	run.ready_for_interrupt_injection = 1;
+	CHECK(x86_irq_allowed(&run, NULL));
+	CHECK(x86_irq_flag(&run, NULL));
+	CHECK(!x86_irq_allowed(&run, vif));     /* native: VIF byte 0 says no */
+	CHECK(!x86_irq_flag(&run, vif));
+	run.if_flag = 0;
+	vif[0] = 1;
+	CHECK(x86_irq_allowed(&run, vif));
+	CHECK(x86_irq_flag(&run, vif));
+	CHECK(!x86_irq_allowed(&run, NULL));
+	run.ready_for_interrupt_injection = 0;  /* a vector still queued in KVM */
+	CHECK(!x86_irq_allowed(&run, vif));
+	CHECK(x86_irq_flag(&run, vif));
+}
+
 int main(void)
 {
 	test_gdt();
@@ -171,5 +197,6 @@ int main(void)
 	test_regs();
 	test_irqchip();
 	test_nmi_due();
+	test_irq_allowed();
 	CHECK_DONE("x86_test_regs");
 }

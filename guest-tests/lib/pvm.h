@@ -1,0 +1,22 @@
+/*
+ * Native execution on a PVM-style KVM backend (see pvm.c for the ABI).
+ *
+ * The VMM tells the guest on its command line:
+ *   pvm.vif=GPA  the VMM registered a VIF page for each vCPU, the one of
+ *                APIC ID n at GPA + n * 4096 (lagvisor);
+ *   pvm          register our own page per CPU with the hypercall (any VMM
+ *                on such a backend, e.g. QEMU -accel kvm).
+ * Neither word: interrupts are the real IF (cli/sti), as on any x86.
+ */
+#ifndef GUEST_PVM_H
+#define GUEST_PVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Each CPU, once its APIC ID is known and before it enables interrupts. */
+void pvm_cpu_init(uint32_t apic_id);
+/* "native (VIF page at ...)" or "ordinary", for the test's log. */
+const char *pvm_mode(void);
+
+#endif
