@@ -31,6 +31,9 @@
  * then one machine-readable line, in nanoseconds:
  *   wakebench: samples=N p50_ns= p75_ns= p90_ns= p99_ns= p999_ns= min_ns=
  *   max_ns= rps_x100= busy= workers=
+ * and the merged histogram, 16 non-empty buckets a line, as value:count
+ * (a bucket's middle in ns, lib/lathist.h):
+ *   wakebench-hist: 14336:3 14592:9 ...
  * The checks (report()) are sanity only: samples were recorded, every
  * IPI sent was seen by its worker, the counts agree. Latency is measured,
  * never judged here (scripts/ compare runs).
@@ -246,6 +249,7 @@ static void print_results(unsigned n, uint64_t duration_ticks)
 	uint64_t total = 0, min = ~0ull, max = 0, done = 0, busy = 0, p[5];
 	uint64_t dur_us = ticks_to_ns(duration_ticks) / 1000, rps_x100;
 	unsigned long flags;
+	unsigned nhist = 0;
 
 	for (unsigned i = 1; i < n; i++) {
 		struct worker *w = &workers[i];
@@ -278,6 +282,17 @@ static void print_results(unsigned n, uint64_t duration_ticks)
 	printf_locked("wakebench: samples=%lu p50_ns=%lu p75_ns=%lu p90_ns=%lu p99_ns=%lu "
 		      "p999_ns=%lu min_ns=%lu max_ns=%lu rps_x100=%lu busy=%lu workers=%u\n",
 		      total, p[0], p[1], p[2], p[3], p[4], min, max, rps_x100, busy, n - 1);
+	/* The merged histogram itself, so that scripts/ can pool runs. */
+	for (unsigned b = 0; b < LATHIST_NR; b++) {
+		if (!merged[b])
+			continue;
+		printf_locked("%s %lu:%lu", nhist % 16 ? "" : "wakebench-hist:",
+			      lathist_value(b), merged[b]);
+		if (++nhist % 16 == 0)
+			printf_locked("\n");
+	}
+	if (nhist % 16)
+		printf_locked("\n");
 	console_unlock(flags);
 }
 
