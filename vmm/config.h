@@ -37,7 +37,8 @@ struct vm_config {
 	int serial_in_fd;            /* full means dropped), input fd or -1 */
 	bool strict_io;              /* unhandled I/O ends the VM */
 	bool no_x2apic;              /* CPUID without x2APIC: xAPIC only */
-	bool no_native;              /* --native off: a PVM backend emulates */
+	bool no_native;              /* --native off (or $LAGVISOR_NATIVE=off):
+	                              * a PVM backend emulates the guest */
 	uint64_t halt_poll_ns;       /* --halt-poll: max poll window (user irqchip) */
 	bool qemu_testdev;           /* QEMU fw_cfg + pc-testdev ports (test images) */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */
@@ -51,6 +52,9 @@ struct vm_config {
  * VM_MIN_MEM_BYTES: the boot structures and the kernel live above 1 MiB.
  * Guest RAM is handed to KVM in whole pages.
  */
+/* Environment default for --native (auto|off), read by config_init. */
+#define CONFIG_NATIVE_ENV "LAGVISOR_NATIVE"
+
 #define VM_MAX_CPUS        254u
 #define VM_MIN_MEM_BYTES   (2ull << 20)
 #define VM_MEM_ALIGN_BYTES 4096ull

@@ -430,6 +430,7 @@ def load_runs(raw):
             r["share"] = int(meta[key]) / wall
         except (KeyError, ValueError, ZeroDivisionError):
             r["share"] = None
+        r["hog_lps"] = hog_loops_per_s(os.path.join(raw, name + ".hog.log"))
         sl = os.path.join(raw, name + ".wb.log.slice")
         if os.path.exists(sl):
             try:
@@ -595,6 +596,23 @@ def plot_cdf(groups, out, title):
     return f"gnuplot failed: {p.stderr.strip()}" if p.returncode else None
 
 
+HOG_LINE = re.compile(r"^hog: t=(\d+) ms total=(\d+) loops")
+
+
+def hog_loops_per_s(path):
+    """The hog guest's loops per second over its run (its last progress line)."""
+    last = None
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = HOG_LINE.match(line)
+                if m and int(m.group(1)) > 0:
+                    last = m
+    except OSError:
+        return None
+    return int(last.group(2)) * 1000 / int(last.group(1)) if last else None
+
+
 def mean(xs):
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
@@ -672,6 +690,7 @@ def report(args):
                 row.update(p, exact=exact, samples=sum(r["n"] for r in good),
                            rps=mean(r["rps"] for r in good),
                            share=mean(r["share"] for r in good),
+                           hog_lps=mean(r.get("hog_lps") for r in good),
                            short=[r["name"] for r in good if r["n"] < MIN_SAMPLES])
             pooled_rows.append(row)
 
@@ -680,8 +699,8 @@ def report(args):
     if pooled_rows:
         lines += ["## Pooled wakeup latency", "",
                   "| vCPU:pCPU | latency+noisy vCPUs / pCPUs | work µs | configuration | runs ok "
-                  "| samples | p50 µs | p99 µs | p99.9 µs | req/s | noisy CPU share |",
-                  "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| samples | p50 µs | p99 µs | p99.9 µs | req/s | noisy CPU share | hog loops/s |",
+                  "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for row in pooled_rows:
             cells = [f"{row['level']}:1", row["shape"], str(row["work_us"]), label(row["config"]),
                      f"{row['good']}/{row['runs']}"]
@@ -689,13 +708,16 @@ def report(args):
                 ap = not row["exact"]
                 cells += [str(row["samples"]), fmt_us(row["p50"], ap), fmt_us(row["p99"], ap),
                           fmt_us(row["p999"], ap), f"{row['rps']:.0f}",
-                          "-" if row["share"] is None else f"{100 * row['share']:.1f} %"]
+                          "-" if row["share"] is None else f"{100 * row['share']:.1f} %",
+                          "-" if row.get("hog_lps") is None else f"{row['hog_lps']:.3g}"]
             else:
-                cells += ["FAILED"] + ["-"] * 5
+                cells += ["FAILED"] + ["-"] * 6
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", "Noisy CPU share = CPU time of the noisy VM's vCPU threads (qemu: its whole "
                   "process; threads: the spinners) / (wall time x pCPUs) over wakebench's measured "
-                  "window, mean over runs.", ""]
+                  "window, mean over runs. Hog loops/s = the noisy guest's own count of its "
+                  "loop (all vCPUs) over its run: it shows the noisy VM really spins (a native "
+                  "vCPU does millions, one in KVM's instruction emulator about a thousand).", ""]
     ratio_rows = [c for c in comparisons if c["kind"] == "ratio"]
     if ratio_rows:
         lines += ["## Ratios (< 1: the numerator has the shorter latency)", "",
