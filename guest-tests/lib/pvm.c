@@ -39,6 +39,8 @@
 #define WARMUP_TICKS       (1u << 20)   /* ~1 ms at the usual 1 GHz timer */
 
 bool pvm_native;
+bool pvm_halt_fixup = true;
+uint64_t pvm_halt_window_hits, pvm_halt_window_kept;
 /* One per APIC ID; the ELF note in entry.S names them to the VMM. */
 uint8_t pvm_vif_pages[MAX_CPUS][VIF_PAGE_SIZE] __attribute__((aligned(VIF_PAGE_SIZE)));
 static bool vmm_registered;

@@ -19,4 +19,12 @@ void pvm_cpu_init(uint32_t apic_id);
 /* "native (VIF page at ...)" or "ordinary", for the test's log. */
 const char *pvm_mode(void);
 
+/*
+ * The enable-then-halt window (pvm.c): interrupts that arrived inside it
+ * and had the HLT skipped (hits), or, with pvm_halt_fixup cleared (tests
+ * only: to see what the backend does alone), were returned into it (kept).
+ */
+extern bool pvm_halt_fixup;
+extern uint64_t pvm_halt_window_hits, pvm_halt_window_kept;
+
 #endif

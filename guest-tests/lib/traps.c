@@ -6,6 +6,7 @@
 #include "layout.h"
 #include "printf.h"
 #include "processor.h"
+#include "pvm.h"
 #include "smp.h"
 
 struct idt_gate {
@@ -92,8 +93,14 @@ void trap_dispatch(struct trap_frame *f)
 	unsigned v = (unsigned)f->vector;
 
 	/* Native mode's enable-then-halt window (pvm.c): skip the HLT. */
-	if (v >= 32 && f->rip >= (uint64_t)pvm_halt_begin && f->rip < (uint64_t)pvm_halt_end)
-		f->rip = (uint64_t)pvm_halt_end;
+	if (v >= 32 && f->rip >= (uint64_t)pvm_halt_begin && f->rip < (uint64_t)pvm_halt_end) {
+		if (pvm_halt_fixup) {
+			f->rip = (uint64_t)pvm_halt_end;
+			__atomic_add_fetch(&pvm_halt_window_hits, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_add_fetch(&pvm_halt_window_kept, 1, __ATOMIC_RELAXED);
+		}
+	}
 	trap_handler_fn fn = __atomic_load_n(&handlers[v & 0xff], __ATOMIC_ACQUIRE);
 
 	if (v == VEC_SPURIOUS && !fn)

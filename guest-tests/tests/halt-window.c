@@ -10,29 +10,74 @@
  * halted with nobody to wake it: vCPU 1 notices (no progress for
  * LOST_MS) and fails the test with the round it was lost in.
  *
- * hw.rounds=N (default: 1000000 natively, where a round costs ~40 us;
- * 20000 otherwise, where a VM exit costs 100x more). Both vCPUs report.
+ * hw.native_rounds=N when the vCPUs run natively (default 1000000: a
+ * round costs ~40 us with KVM's irqchip there), else hw.rounds=N (default
+ * 20000: in an emulator or nested KVM a round costs 100x more).
+ *
+ * Then the window made certain: a self-IPI sent with interrupts off is
+ * pending when safe_halt() enables them, PENDING_ROUNDS times; each
+ * safe_halt() must end at once: a HLT that slept on the consumed wakeup is
+ * ended by a ~50 ms safety timer, and the test counts it. Natively this
+ * runs twice: with the runtime's RIP fixup, and without it, to record what
+ * the backend itself does with an interrupt delivered just before HLT.
  */
 #include "guest.h"
 #include "options.h"
 #include "pvm.h"
 
 #define VEC_WAKE_K  0x50
+#define VEC_SAFETY  0x51
 #define LOST_MS     2000
+#define PENDING_ROUNDS 1000
+#define SAFETY_TICKS (50u << 20)    /* ~50 ms at the usual 1 GHz timer */
 
-static uint64_t rounds;
+static uint64_t rounds, emulated_rounds = 20000, native_rounds = 1000000;
 static const struct guest_opt opts[] = {
-	{ "rounds", &rounds, 1, 100000000, "wakeups of the halting vCPU" },
+	{ "rounds", &emulated_rounds, 1, 100000000, "wakeups when not native" },
+	{ "native_rounds", &native_rounds, 1, 100000000, "wakeups when native" },
 };
 
 static volatile uint64_t announced, woken;
 static volatile uint32_t lost;
 static volatile uint64_t lost_round;
 
+static volatile uint32_t safety_fired;
+
 static void wake_handler(struct trap_frame *f)
 {
 	(void)f;
 	woken = woken + 1;
+}
+
+static void safety_handler(struct trap_frame *f)
+{
+	(void)f;
+	safety_fired = safety_fired + 1;
+}
+
+/* PENDING_ROUNDS halts with the wakeup already pending; how many slept. */
+static unsigned pending_rounds(uint32_t me)
+{
+	unsigned slept = 0;
+
+	for (unsigned i = 0; i < PENDING_ROUNDS; i++) {
+		uint64_t before = woken;
+		uint32_t fired = safety_fired;
+
+		irq_disable();
+		lapic_send_ipi(me, APIC_DM_FIXED | VEC_WAKE_K);
+		lapic_timer_oneshot(VEC_SAFETY, SAFETY_TICKS);
+		safe_halt();
+		irq_disable();
+		/* The wakeup was taken; a HLT that slept after it is ended by
+		 * the safety timer (or, never, hangs the test: the timeout). */
+		if (woken == before || safety_fired != fired)
+			slept++;
+		lapic_timer_stop();
+		irq_enable();           /* a safety interrupt that fired at the stop lands here */
+	}
+	irq_disable();
+	return slept;
 }
 
 /* vCPU 1: wake vCPU 0 as soon as it says it waits. */
@@ -63,12 +108,13 @@ static void sender(void *arg)
 int main(int argc, char **argv)
 {
 	uint32_t me;
-	uint64_t t0, cycles, k;
+	uint64_t t0, cycles, k, hits;
+	unsigned slept;
 
 	(void)argc, (void)argv;
-	rounds = pvm_native ? 1000000 : 20000;
-	if (guest_opts_parse("hw.", opts, 1))
+	if (guest_opts_parse("hw", opts, 2))
 		return report_summary();
+	rounds = pvm_native ? native_rounds : emulated_rounds;
 	if (smp_init(5000) < 2) {
 		report(false, "2 vCPUs online");
 		return report_summary();
@@ -92,6 +138,22 @@ int main(int argc, char **argv)
 		       lost_round, woken, rounds);
 	else
 		report(woken == rounds, "no lost wakeup in %lu halts (%lu taken)", rounds, woken);
-	report_info("%lu ns per wakeup round", cycles * 1000 / (tsc_hz() / 1000000) / rounds);
+	report_info("%lu ns per wakeup round; interrupts inside the window: %lu",
+		    cycles * 1000 / (tsc_hz() / 1000000) / rounds, pvm_halt_window_hits);
+
+	irq_set_handler(VEC_SAFETY, safety_handler);
+	hits = pvm_halt_window_hits;
+	slept = pending_rounds(me);
+	report(slept == 0, "safe_halt with its wakeup pending returned at once, %u of %u times "
+	       "(fixup hits %lu)", PENDING_ROUNDS - slept, PENDING_ROUNDS, pvm_halt_window_hits - hits);
+	if (pvm_native) {
+		pvm_halt_fixup = false;
+		slept = pending_rounds(me);
+		pvm_halt_fixup = true;
+		report_info("without the RIP fixup: %lu interrupts returned into the window, "
+			    "%u of %u HLTs after them slept (the backend %s the window itself)",
+			    pvm_halt_window_kept, slept, PENDING_ROUNDS,
+			    slept ? "does not close" : "closes");
+	}
 	return report_summary();
 }
