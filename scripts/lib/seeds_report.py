@@ -372,6 +372,25 @@ class Report:
         self.row("004", "sleeper's share as the guest counts it (wall - steal)", a[2], b[2], "%",
                  "", "", 1)
 
+    def hog_rates(self):
+        """The hog VMs' own loops/s (their last progress line): shows they
+        really spin (natively millions, in KVM's emulator about a thousand)."""
+        rates = []
+        for path in sorted(glob.glob(os.path.join(self.raw, "*.log"))):
+            last = None
+            with open(path, errors="replace") as f:
+                for line in f:
+                    m = re.match(r"^hog: t=(\d+) ms total=(\d+) loops", line)
+                    if m and int(m.group(1)) > 0:
+                        last = m
+            if last:
+                rates.append(int(last.group(2)) * 1000 / int(last.group(1)))
+        if not rates:
+            return "Hog VMs: no progress lines recorded."
+        rates.sort()
+        return (f"Hog VMs' own loop rate ({len(rates)} runs): median {rates[len(rates) // 2]:.3g} "
+                f"loops/s, min {rates[0]:.3g}, max {rates[-1]:.3g}.")
+
     def render(self):
         meta = {}
         try:
@@ -392,7 +411,7 @@ class Report:
               f"kernel {meta.get('kernel', '?')}, quick={meta.get('quick', '?')}, "
               f"{meta.get('start', '?')} .. {meta.get('end', '?')}; seconds per experiment: "
               + ", ".join(f"{k[5:]} {v}" for k, v in meta.items() if k.startswith("time_")),
-              "", table, "", "Details:", ""] + self.notes
+              "", f"Guests: {meta.get('guests', 'mode not recorded')}.", "", self.hog_rates(), "", table, "", "Details:", ""] + self.notes
         if self.problems:
             md += ["", "Problems:", ""] + [f"- {p}" for p in self.problems]
         md += ["", "Method: lagvisor --sched eevdf VMs in one --sched-domain per variant; the "
