@@ -81,8 +81,10 @@ int x86_pvm_vif_register(int vcpu_fd, unsigned index, uint64_t gpa)
 	uint64_t v = gpa | X86_PVM_VIF_HOST_BIT;
 	int r = msr_io(vcpu_fd, KVM_SET_MSRS, X86_PVM_MSR_VIF, &v);
 
-	if (r == 1)
+	if (r == 1) {
+		log_info("vCPU %u: native mode, VIF page at 0x%" PRIx64, index, gpa);
 		return 0;
+	}
 	r = r < 0 ? r : -EIO;
 	log_error("vCPU %u: KVM refused its VIF page at 0x%" PRIx64 " (MSR 0x%x): %s",
 		  index, gpa, X86_PVM_MSR_VIF, strerror(-r));
