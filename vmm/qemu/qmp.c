@@ -27,7 +27,15 @@ int qmp_conn_init(struct qmp_conn *c, const struct qmp_backend_ops *ops, void *o
 	c->machine = machine;
 	c->now_us = qmp_wall_us;
 	c->tok = json_tokener_new();
-	return c->tok ? 0 : -ENOMEM;
+	if (!c->tok)
+		return -ENOMEM;
+	/* Strict JSON, the request ending at its last '}' as in QEMU's
+	 * parser: by default json-c reads on through what follows it as
+	 * whitespace and comments, and a '/' there (bad input after a good
+	 * request read in the same piece) made it drop the good request,
+	 * which then got no reply. */
+	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	return 0;
 }
 
 void qmp_conn_destroy(struct qmp_conn *c)

@@ -5,7 +5,8 @@
  * socket glue is qmp_server.
  *
  * Input is a stream of JSON objects {"execute":C,"arguments":{...},"id":X}
- * parsed with json-c; each gets exactly one reply {"return":...,"id":X} or
+ * parsed with json-c as strict JSON (no comments, no single quotes), each
+ * request ending at its closing brace however the bytes arrive; each gets exactly one reply {"return":...,"id":X} or
  * {"error":{"class":K,"desc":D},"id":X}. Malformed JSON and requests over
  * QMP_MAX_REQUEST bytes get a GenericError reply; the parser then skips to
  * the next newline (libvirt ends every request with one) and the
