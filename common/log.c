@@ -15,6 +15,13 @@ enum log_level log_get_level(void)
 	return log_threshold;
 }
 
+void log_one_line(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	static const char *const names[] = {
@@ -29,6 +36,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	log_one_line(line);
 	/* One fprintf per line so lines from several threads do not interleave.
 	 * The raw-mode console keeps OPOST|ONLCR, so "\n" is enough. */
 	fprintf(stderr, "lagvisor: %s: %s\n", names[level], line);

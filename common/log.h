@@ -14,8 +14,14 @@ enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 
+/* Every message is one line: control characters (a newline in a quoted
+ * argument, say) are printed as '?'. */
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The same for a message kept in a buffer (the err of a parser): each
+ * byte below 0x20 and 0x7f becomes '?', in place. */
+void log_one_line(char *s);
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

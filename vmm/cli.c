@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
+#include "common/log.h"
 #include "vmm/halt_poll.h"
 #include "vmm/sched_opts.h"
 
@@ -325,8 +326,8 @@ static int parse_run(int argc, char *const argv[], struct vm_config *cfg,
 	return help ? CLI_HELP_RUN : CLI_RUN;
 }
 
-int cli_parse(int argc, char *const argv[], struct vm_config *cfg,
-	      char *err, size_t errlen)
+static int parse_cmd(int argc, char *const argv[], struct vm_config *cfg,
+		     char *err, size_t errlen)
 {
 	const char *cmd;
 
@@ -362,6 +363,17 @@ int cli_parse(int argc, char *const argv[], struct vm_config *cfg,
 	}
 	snprintf(err, errlen, "unexpected argument '%s' after %s", argv[2], cmd);
 	return -EINVAL;
+}
+
+int cli_parse(int argc, char *const argv[], struct vm_config *cfg,
+	      char *err, size_t errlen)
+{
+	int r = parse_cmd(argc, argv, cfg, err, errlen);
+
+	/* Messages quote arguments, which may hold a newline. */
+	if (r < 0 && errlen)
+		log_one_line(err);
+	return r;
 }
 
 void cli_usage(FILE *f)

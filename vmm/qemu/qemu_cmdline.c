@@ -437,8 +437,8 @@ static int launch_finish(struct qemu_launch *l, char *err, size_t errlen)
 	return 0;
 }
 
-int qemu_cmdline_parse(int argc, char *const argv[], const char *env_opts,
-		       struct qemu_launch *l, char *err, size_t errlen)
+static int parse(int argc, char *const argv[], const char *env_opts,
+		 struct qemu_launch *l, char *err, size_t errlen)
 {
 	int r;
 
@@ -486,6 +486,17 @@ int qemu_cmdline_parse(int argc, char *const argv[], const char *env_opts,
 			return r;
 	}
 	return launch_finish(l, err, errlen);
+}
+
+int qemu_cmdline_parse(int argc, char *const argv[], const char *env_opts,
+		       struct qemu_launch *l, char *err, size_t errlen)
+{
+	int r = parse(argc, argv, env_opts, l, err, errlen);
+
+	/* Messages quote arguments, which may hold a newline. */
+	if (r && errlen)
+		log_one_line(err);
+	return r;
 }
 
 void qemu_launch_free(struct qemu_launch *l)

@@ -176,6 +176,14 @@ static void test_run_errors(void)
 		CHECK(parse("run", "--kernel", "k", cases[i].a, cases[i].b, NULL) == -EINVAL);
 		CHECK_MSG(err, cases[i].msg);
 	}
+	/* An argument with a newline or other control characters is quoted
+	 * in one line (found by vmm/fuzz/fuzz_cli). */
+	CHECK(parse("run", "--kernel", "k", "--cpus", "4\nlagvisor: error: fake", NULL) == -EINVAL);
+	CHECK_MSG(err, "--cpus '4?lagvisor: error: fake'");
+	CHECK(!strchr(err, '\n'));
+	CHECK(parse("--\377\n\t\r", NULL) == -EINVAL);
+	CHECK_MSG(err, "unknown command '--\377?");
+	CHECK(!strchr(err, '\n') && !strchr(err, '\t') && !strchr(err, '\r'));
 	static const char *const need_value[] = {
 		"--kernel", "--initrd", "--cmdline", "--cpus", "--memory",
 		"--sched", "--serial",

@@ -182,6 +182,18 @@ static void test_errors(void)
 		CHECK_MSG(err, "bogus");
 		qemu_launch_free(&l);
 	}
+	/* A value with a newline is quoted in one line (found by
+	 * vmm/qemu/fuzz/fuzz_qemu_cmdline). */
+	{
+		char *const nl[] = { "q", "-chardev", "file,id=c\nlagvisor: error: fake" };
+		struct qemu_launch l;
+		char err[256] = "";
+
+		CHECK(qemu_cmdline_parse(ARGC(nl), nl, NULL, &l, err, sizeof(err)) < 0);
+		CHECK(err[0] && !strchr(err, '\n'));
+		CHECK_MSG(err, "?lagvisor: error: fake");
+		qemu_launch_free(&l);
+	}
 }
 
 /* Limits that config_validate or the front checks, named as the user typed
