@@ -139,6 +139,11 @@ int sched_handle_init(struct sched_handle *h, void *mem, size_t len,
 	if (!h || !d || !ops || !ops->kick || len < sizeof(*d) || d->magic != SCHED_MAGIC ||
 	    d->size > len)
 		return -EINVAL;
+	/* The block may be a file another process wrote: its shape must be
+	 * the one its sizes give, or the queues and entities lie elsewhere. */
+	if (d->size != sched_domain_size(d->nr_pcpus, d->max_entities) ||
+	    d->rq_off != rq_off() || d->ent_off != ent_off(d->nr_pcpus))
+		return -EINVAL;
 	h->dom = d;
 	h->ops = ops;
 	h->opaque = opaque;

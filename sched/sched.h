@@ -142,7 +142,8 @@ int sched_domain_init(void *mem, size_t len, unsigned nr_pcpus,
 /* Destroy the mutexes of a domain nobody uses any more. */
 void sched_domain_destroy(void *mem);
 
-/* Attach to an initialised domain (checks magic and len). ops->kick is
+/* Attach to an initialised domain (checks magic, len, and that its size and
+ * layout are the ones its pCPU and entity counts give). ops->kick is
  * mandatory; arm_timer/trace may be NULL. -EINVAL otherwise. */
 int sched_handle_init(struct sched_handle *h, void *mem, size_t len,
 		      const struct sched_host_ops *ops, void *opaque);

@@ -210,12 +210,20 @@ static int create_private(struct sched_shm *s, const struct sched_shm_params *p,
 	return 0;
 }
 
+static void probe_kick(void *opaque, unsigned pcpu)
+{
+	(void)opaque;
+	(void)pcpu;
+}
+
 /* The checks a joiner makes on a mapped header (flock held). */
 static int check_header(struct sched_shm *s, const struct sched_shm_params *p, off_t file_size,
 			char *err, size_t errlen)
 {
+	static const struct sched_host_ops probe_ops = { .kick = probe_kick };
 	const struct sched_shm_header *h = s->mem;
 	struct sched_shm_header want;
+	struct sched_handle dh;
 
 	memset(&want, 0, sizeof(want));
 	if (h->magic != SCHED_SHM_MAGIC) {
@@ -240,6 +248,15 @@ static int check_header(struct sched_shm *s, const struct sched_shm_params *p, o
 	    (uint64_t)file_size != h->total_size) {
 		snprintf(err, errlen, "%s: corrupt scheduling domain (sizes do not add up); "
 			 "remove it if no lagvisor uses it", s->path);
+		return -EINVAL;
+	}
+	/* The scheduler's block inside must have the header's shape: the
+	 * binding sizes its tables from the header, sched/ indexes by its own
+	 * counts (found by vmm/fuzz/fuzz_sched_shm). */
+	if (sched_handle_init(&dh, (char *)s->mem + h->dom_off, h->dom_size, &probe_ops, NULL) ||
+	    sched_nr_pcpus(&dh) != h->nr_pcpus || sched_max_entities(&dh) != h->max_entities) {
+		snprintf(err, errlen, "%s: corrupt scheduling domain (its scheduler block does not "
+			 "match the header); remove it if no lagvisor uses it", s->path);
 		return -EINVAL;
 	}
 	if (!p->observe && memcmp(h->host_cpus, p->host_cpus->bits, sizeof(h->host_cpus))) {

@@ -5,6 +5,8 @@
  * queue lock: the next locker must take the lock over (EOWNERDEAD ->
  * consistent) instead of hanging or failing.
  */
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +45,31 @@ int main(void)
 	CHECK_EQ(sched_handle_init(&b, m2, len - 1, &fake_ops, &hb), -EINVAL);
 	CHECK_EQ(sched_handle_init(&b, m2, len, &(struct sched_host_ops){ 0 }, &hb), -EINVAL);
 	CHECK_EQ(sched_handle_init(&b, m2, len, &fake_ops, &hb), 0);
+	/* a block whose shape fields disagree is refused (a corrupt domain
+	 * file: found by vmm/fuzz/fuzz_sched_shm) */
+	{
+		struct sched_handle c;
+		void *copy = aligned_alloc(64, (len + 63) / 64 * 64);
+		struct sched_domain *d = copy;
+
+		memcpy(copy, m1, len);
+		CHECK_EQ(sched_handle_init(&c, copy, len, &fake_ops, &hb), 0);
+		d->nr_pcpus = 1;
+		CHECK_EQ(sched_handle_init(&c, copy, len, &fake_ops, &hb), -EINVAL);
+		d->nr_pcpus = 2;
+		d->max_entities = 9;
+		CHECK_EQ(sched_handle_init(&c, copy, len, &fake_ops, &hb), -EINVAL);
+		d->max_entities = 8;
+		d->ent_off += 64;
+		CHECK_EQ(sched_handle_init(&c, copy, len, &fake_ops, &hb), -EINVAL);
+		d->ent_off -= 64;
+		d->rq_off = 0;
+		CHECK_EQ(sched_handle_init(&c, copy, len, &fake_ops, &hb), -EINVAL);
+		memcpy(copy, m1, len);
+		d->size -= 1;
+		CHECK_EQ(sched_handle_init(&c, copy, len, &fake_ops, &hb), -EINVAL);
+		free(copy);
+	}
 
 	/* member A adds and runs x on pCPU 0; member B adds y and wakes it:
 	 * pCPU 1 is idle, so y is listed there and B's host is kicked */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sched/internal.h"
 #include "vmm/sched_shm.h"
 #include "common/test_check.h"
 
@@ -128,6 +129,18 @@ static void test_refuse(void)
 	CHECK(sched_shm_open(&b, &p, err, sizeof(err)) == -EINVAL);
 	CHECK_MSG(err, "not a lagvisor scheduling domain");
 	a.hdr->magic ^= 1;
+	/* the scheduler's block of another shape than the header says: the
+	 * binding would size its tables by one count, sched/ index by the
+	 * other (found by vmm/fuzz/fuzz_sched_shm) */
+	((struct sched_domain *)a.dom)->max_entities += 1;
+	err[0] = 0;
+	CHECK(sched_shm_open(&b, &p, err, sizeof(err)) == -EINVAL);
+	CHECK_MSG(err, a.path);
+	CHECK_MSG(err, "scheduler block");
+	((struct sched_domain *)a.dom)->max_entities -= 1;
+	((struct sched_domain *)a.dom)->rq_off += 64;
+	CHECK(sched_shm_open(&b, &p, err, sizeof(err)) == -EINVAL);
+	((struct sched_domain *)a.dom)->rq_off -= 64;
 	CHECK(sched_shm_open(&b, &p, err, sizeof(err)) == 0);
 	sched_shm_close(&b);
 	sched_shm_close(&a);
