@@ -144,6 +144,69 @@ static inline uint8_t *make_elf(bool is64, unsigned desc_bytes, bool note_in_sec
 	return img;
 }
 
+/*
+ * Multiboot v1 kernels (the Multiboot spec 0.6.96): a flat binary with the
+ * a.out kludge, and an ELF with a multiboot header.
+ */
+#define AOUT_LEN  0x3000
+#define AOUT_HDR  0x40            /* file offset of the header */
+#define AOUT_LOAD 0x200000        /* file offset 0 lands here */
+
+static inline void mb_put_header(uint8_t *h, uint32_t flags)
+{
+	wr(h + 0, 4, 0x1badb002);
+	wr(h + 4, 4, flags);
+	wr(h + 8, 4, (uint32_t)(0u - 0x1badb002u - flags));
+}
+
+/* A flat binary with the a.out kludge: whole file at 2 MiB, bss to +0x5000,
+ * entry at +0x100. */
+static inline uint8_t *make_aout(size_t *len)
+{
+	uint8_t *img = calloc(1, AOUT_LEN);
+
+	memset(img, 0xc3, AOUT_LEN);
+	mb_put_header(img + AOUT_HDR, 0x00010003);
+	wr(img + AOUT_HDR + 12, 4, AOUT_LOAD + AOUT_HDR);   /* header_addr */
+	wr(img + AOUT_HDR + 16, 4, AOUT_LOAD);              /* load_addr */
+	wr(img + AOUT_HDR + 20, 4, 0);                      /* load_end_addr: whole file */
+	wr(img + AOUT_HDR + 24, 4, AOUT_LOAD + 0x5000);     /* bss_end_addr */
+	wr(img + AOUT_HDR + 28, 4, AOUT_LOAD + 0x100);      /* entry_addr */
+	*len = AOUT_LEN;
+	return img;
+}
+
+/* make_elf's ELF without its PVH note, with a flags-0 multiboot header in
+ * the text (what kvm-unit-tests' .flat files look like). */
+static inline uint8_t *make_mb_elf(size_t *len)
+{
+	uint8_t *img = make_elf(false, 4, false, len);
+
+	wr(img + ELF_XEN_NOTE + 8, 4, 17);
+	wr(img + 48, 2, 0);                   /* e_shnum */
+	mb_put_header(img + ELF_TEXT_OFF, 0);
+	return img;
+}
+
+/* make_elf's image with lagvisor's VIF note (x86/pvm.h: name "lagvisor", type 1,
+ * u64 GPA of the pages, u32 page count) after its notes. */
+static inline uint8_t *elf_with_vif_note(uint64_t gpa, uint32_t pages, size_t *len)
+{
+	uint8_t *img = make_elf(true, 8, false, len), *n;
+	uint64_t filesz = rd(img + 64 + 32, 8);
+
+	img = realloc(img, *len + 36);
+	n = img + *len;
+	memset(n, 0, 36);
+	wr(n + 0, 4, 9); wr(n + 4, 4, 12); wr(n + 8, 4, 1 /* X86_PVM_NOTE_VIF */);
+	memcpy(n + 12, "lagvisor", 9);
+	wr(n + 24, 8, gpa); wr(n + 32, 4, pages);
+	wr(img + 64 + 32, 8, filesz + 36);    /* the PT_NOTE's p_filesz */
+	wr(img + 64 + 40, 8, filesz + 36);
+	*len += 36;
+	return img;
+}
+
 /* One slot of `bytes` at GPA 0, anonymous memory (zeroed). */
 static inline int test_mem_init(struct guest_mem *mem, uint64_t bytes)
 {

@@ -131,24 +131,6 @@ static void test_reject(void)
 	}
 }
 
-/* make_elf's image with lagvisor's VIF note (x86/pvm.h) after its notes. */
-static uint8_t *elf_with_vif_note(uint64_t gpa, uint32_t pages, size_t *len)
-{
-	uint8_t *img = make_elf(true, 8, false, len), *n;
-	uint64_t filesz = rd(img + 64 + 32, 8);
-
-	img = realloc(img, *len + 36);
-	n = img + *len;
-	memset(n, 0, 36);
-	wr(n + 0, 4, 9); wr(n + 4, 4, 12); wr(n + 8, 4, X86_PVM_NOTE_VIF);
-	memcpy(n + 12, "lagvisor", 9);
-	wr(n + 24, 8, gpa); wr(n + 32, 4, pages);
-	wr(img + 64 + 32, 8, filesz + 36);    /* the PT_NOTE's p_filesz */
-	wr(img + 64 + 40, 8, filesz + 36);
-	*len += 36;
-	return img;
-}
-
 static void test_vif_note(void)
 {
 	struct { uint64_t gpa; uint32_t pages; int ret; } c[] = {

@@ -18,9 +18,6 @@
 #include "images.h"
 
 #define MEM_BYTES (64ULL << 20)
-#define AOUT_LEN  0x3000
-#define AOUT_HDR  0x40            /* file offset of the header */
-#define AOUT_LOAD 0x200000        /* file offset 0 lands here */
 
 static char dir[] = "/tmp/lagvisor-mb-test-XXXXXX";
 
@@ -38,42 +35,6 @@ static char *write_file(const char *name, const void *data, size_t len)
 	if (fd >= 0)
 		close(fd);
 	return path;
-}
-
-static void put_header(uint8_t *h, uint32_t flags)
-{
-	wr(h + 0, 4, 0x1badb002);
-	wr(h + 4, 4, flags);
-	wr(h + 8, 4, (uint32_t)(0u - 0x1badb002u - flags));
-}
-
-/* A flat binary with the a.out kludge: whole file at 2 MiB, bss to +0x5000,
- * entry at +0x100. */
-static uint8_t *make_aout(size_t *len)
-{
-	uint8_t *img = calloc(1, AOUT_LEN);
-
-	memset(img, 0xc3, AOUT_LEN);
-	put_header(img + AOUT_HDR, 0x00010003);
-	wr(img + AOUT_HDR + 12, 4, AOUT_LOAD + AOUT_HDR);   /* header_addr */
-	wr(img + AOUT_HDR + 16, 4, AOUT_LOAD);              /* load_addr */
-	wr(img + AOUT_HDR + 20, 4, 0);                      /* load_end_addr: whole file */
-	wr(img + AOUT_HDR + 24, 4, AOUT_LOAD + 0x5000);     /* bss_end_addr */
-	wr(img + AOUT_HDR + 28, 4, AOUT_LOAD + 0x100);      /* entry_addr */
-	*len = AOUT_LEN;
-	return img;
-}
-
-/* images.h's ELF without its PVH note, with a flags-0 multiboot header in
- * the text (what kvm-unit-tests' .flat files look like). */
-static uint8_t *make_mb_elf(size_t *len)
-{
-	uint8_t *img = make_elf(false, 4, false, len);
-
-	wr(img + ELF_XEN_NOTE + 8, 4, 17);
-	wr(img + 48, 2, 0);                   /* e_shnum */
-	put_header(img + ELF_TEXT_OFF, 0);
-	return img;
 }
 
 static void test_parse(void)
@@ -95,7 +56,7 @@ static void test_parse(void)
 
 	/* load_end_addr given: only that much of the file */
 	wr(img + AOUT_HDR + 20, 4, AOUT_LOAD + 0x1000);
-	put_header(img + AOUT_HDR, 0x00010003);
+	mb_put_header(img + AOUT_HDR, 0x00010003);
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), 0);
 	CHECK_EQ(mb.file_len, 0x1000);
 
@@ -104,15 +65,15 @@ static void test_parse(void)
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), -ENOEXEC);
 	CHECK(strstr(why, "checksum") && strstr(why, "0x40"));
 	/* a video mode is required: refused */
-	put_header(img + AOUT_HDR, 0x00010007);
+	mb_put_header(img + AOUT_HDR, 0x00010007);
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), -ENOEXEC);
 	CHECK(strstr(why, "video"));
 	/* an unknown requirement bit */
-	put_header(img + AOUT_HDR, 0x00010103);
+	mb_put_header(img + AOUT_HDR, 0x00010103);
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), -ENOEXEC);
 	CHECK(strstr(why, "0x100"));
 	/* header_addr - load_addr larger than the header's file offset */
-	put_header(img + AOUT_HDR, 0x00010003);
+	mb_put_header(img + AOUT_HDR, 0x00010003);
 	wr(img + AOUT_HDR + 12, 4, AOUT_LOAD + 0x1000);
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), -ENOEXEC);
 	CHECK(strstr(why, "header_addr"));
@@ -143,12 +104,12 @@ static void test_parse(void)
 	CHECK(strstr(why, "truncated"));
 	/* no header in the first 8 KiB (the magic at 8 KiB does not count) */
 	memset(img, 0, AOUT_LEN);
-	put_header(img + 8192, 0);
+	mb_put_header(img + 8192, 0);
 	CHECK(!x86_multiboot_detect(img, len));
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), -ENOEXEC);
 	CHECK(strstr(why, "no multiboot header"));
 	/* a non-ELF without flag 16 */
-	put_header(img + 4, 0);
+	mb_put_header(img + 4, 0);
 	CHECK_EQ(x86_multiboot_parse(img, len, &mb, why, sizeof(why)), -ENOEXEC);
 	CHECK(strstr(why, "not ELF"));
 	/* tiny files */
