@@ -1,10 +1,13 @@
 # Sourced by scripts/demo and scripts/test: install the Debian packages the
 # build, the tests and the guest image need, only those that are missing.
 DEPS_PACKAGES="gcc meson ninja-build pkg-config python3 qemu-system-x86 gnuplot-nox busybox-static cpio libjson-c-dev xz-utils zstd"
+# scripts/fuzz (which scripts/test runs): clang and its libFuzzer runtime.
+DEPS_FUZZ_PACKAGES="clang libclang-rt-14-dev"
 
+# deps_install [PACKAGE...]: those missing of the list (default $DEPS_PACKAGES).
 deps_install() {
-	local missing=()
-	for p in $DEPS_PACKAGES; do
+	local missing=() want="${*:-$DEPS_PACKAGES}"
+	for p in $want; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
