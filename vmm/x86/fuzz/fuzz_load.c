@@ -8,7 +8,8 @@
  * needs no KVM).
  *
  * Guest memory is mapped with an inaccessible page on each side of every
- * slot, so a write past a slot faults.
+ * slot, so a write past a slot faults. A kernel whose segments span more
+ * than 256 MiB gets only 256 MiB of RAM (see load_span).
  *
  * Input: u8 flags (bit 0 initrd, bit 1 irqchip user, bit 2 no x2APIC,
  * bit 3 multiboot-style long command line), u8 memory size choice, u8
@@ -35,6 +36,8 @@
 #include "vmm/x86/pvm.h"
 
 #define PAGE 4096ull
+
+#define ZERO_FILL_MAX (256ull << 20)
 
 static int kernel_fd = -1, initrd_fd = -1;
 static bool verbose;                    /* FUZZ_VERBOSE=1: say what each input did */
@@ -73,6 +76,27 @@ static void mem_unmap(struct guest_mem *mem)
 	for (unsigned i = 0; i < mem->nr; i++)
 		munmap(g_map[i], g_map_len[i]);
 	mem->nr = 0;
+}
+
+/*
+ * How much guest memory loading img writes at most, as far as the parsers
+ * say (ELF segments and multiboot bss are zero-filled to their end). A
+ * kernel of more than ZERO_FILL_MAX is given no more RAM than that, so the
+ * loader refuses it rather than zero gigabytes of a big guest, which only
+ * runs into the fuzzer's memory limit (a real guest may have that bss).
+ */
+static uint64_t load_span(const uint8_t *img, size_t len)
+{
+	struct x86_multiboot mb;
+	struct x86_elf_pvh e;
+	uint64_t span = 0;
+	char why[160];
+
+	if (x86_multiboot_parse(img, len, &mb, why, sizeof(why)) == 0)
+		span = mb.load_end - mb.load_start;
+	if (x86_elf_pvh_parse(img, len, &e, why, sizeof(why)) == 0 && e.load_end - e.load_start > span)
+		span = e.load_end - e.load_start;
+	return span;
 }
 
 static void put_file(int fd, const void *p, size_t n)
@@ -215,6 +239,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 	int r;
 
+	if (cfg.mem_bytes > ZERO_FILL_MAX && load_span(in.p, in.len) > ZERO_FILL_MAX)
+		cfg.mem_bytes = ZERO_FILL_MAX;
 	if (flags & 8)
 		cl_len += X86_CMDLINE_MAX - 0x8000;             /* near the limits */
 	if (cl_len > X86_CMDLINE_MAX + 8)
