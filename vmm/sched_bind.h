@@ -144,6 +144,10 @@ void sched_bind_stop(struct sched_bind *b);
  * guest's steal clock should add on top of the host's run delay. */
 uint64_t sched_bind_vcpu_wait_ns(const struct sched_bind_vcpu *v);
 
+/* The vCPU's thread: publish KVM's exit and instruction-emulation counts
+ * for lagvisor stat (sched_bind_stats.c). */
+void sched_bind_vcpu_publish_kvm(struct sched_bind_vcpu *v, uint64_t exits, uint64_t emulations);
+
 /* Reap dead members now (also done periodically by _check and parked
  * threads). Returns members cleaned. */
 int sched_bind_reap(struct sched_bind *b);

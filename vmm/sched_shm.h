@@ -33,7 +33,9 @@
 #include "vmm/sched_opts.h"
 
 #define SCHED_SHM_MAGIC 0x316d6f647667616cull   /* "lagvdom1" in memory order */
-#define SCHED_SHM_ABI 1u
+/* 2: KVM's per-vCPU counters (kvm_exits, kvm_emulations) joined the vCPU
+ * slot; a member of another ABI is refused at join (sched_shm_open). */
+#define SCHED_SHM_ABI 2u
 #define SCHED_SHM_MAX_MEMBERS 64u
 #define SCHED_SHM_DEFAULT_ENTITIES 512u
 /* Wakeup latency histogram: bucket 0 is < 1 us, bucket i (>= 1) holds
@@ -78,6 +80,10 @@ struct sched_shm_vcpu {
 	uint64_t nr_wakeups, nr_preemptions, nr_migrations, nr_blocks;
 	uint64_t lat_hist[SCHED_SHM_LAT_BUCKETS];
 	uint64_t lat_max_ns;
+	/* KVM's own counters of this vCPU (vmm/kvm_stats.h), published by its
+	 * thread now and then (sched_bind_vcpu_publish_kvm): they show
+	 * whether it runs natively or in KVM's instruction emulator. */
+	uint64_t kvm_exits, kvm_emulations;
 } __attribute__((aligned(64)));
 
 struct sched_shm_header {

@@ -19,7 +19,8 @@ void stat_usage(FILE *f)
 	      "\n"
 	      "Live counters of a shared scheduling domain (--sched-domain NAME):\n"
 	      "per vCPU run/wait/steal time, wakeups and wakeup latency, preemptions,\n"
-	      "migrations; per pCPU utilisation.\n"
+	      "migrations, and KVM's exits and instruction emulations (a vCPU that\n"
+	      "runs natively has about one emulation per exit); per pCPU utilisation.\n"
 	      "\n"
 	      "  --domain NAME   the domain (default: the only one there is)\n"
 	      "  --json          one JSON object per snapshot, one per line\n"
@@ -176,9 +177,9 @@ static void print_vcpus(FILE *f, const struct sched_shm *s, bool json, uint64_t 
 	bool first = true;
 
 	if (!json)
-		fprintf(f, "\n  %7s %5s %10s %10s %10s %9s %8s %8s %8s %7s %7s\n", "pid", "vcpu",
-			"run ms", "wait ms", "steal ms", "wakeups", "p50 us", "p99 us", "max us",
-			"preempt", "migr");
+		fprintf(f, "\n  %7s %5s %10s %10s %10s %9s %8s %8s %8s %7s %7s %10s %10s\n", "pid",
+			"vcpu", "run ms", "wait ms", "steal ms", "wakeups", "p50 us", "p99 us",
+			"max us", "preempt", "migr", "kvm exits", "kvm emul");
 	for (unsigned e = 0; e < s->hdr->max_entities; e++) {
 		const struct sched_shm_vcpu *v = &s->vcpus[e];
 		uint64_t hist[SCHED_SHM_LAT_BUCKETS];
@@ -192,22 +193,25 @@ static void print_vcpus(FILE *f, const struct sched_shm *s, bool json, uint64_t 
 				",\"wait_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64 ",\"wakeups\":%"
 				PRIu64 ",\"preemptions\":%" PRIu64 ",\"migrations\":%" PRIu64
 				",\"blocks\":%" PRIu64 ",\"lat_max_ns\":%" PRIu64
+				",\"kvm_exits\":%" PRIu64 ",\"kvm_emulations\":%" PRIu64
 				",\"lat_hist_log2_us\":[", first ? "" : ",", (int)v->pid,
 				v->vcpu_index, e, run_now(v, now), LD(v->wait_ns), LD(v->steal_ns),
 				LD(v->nr_wakeups), LD(v->nr_preemptions), LD(v->nr_migrations),
-				LD(v->nr_blocks), LD(v->lat_max_ns));
+				LD(v->nr_blocks), LD(v->lat_max_ns), LD(v->kvm_exits),
+				LD(v->kvm_emulations));
 			for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)
 				fprintf(f, "%s%" PRIu64, i ? "," : "", hist[i]);
 			fputs("]}", f);
 		} else {
 			fprintf(f, "  %7d %5u %10.1f %10.1f %10.1f %9" PRIu64 " %8" PRIu64 " %8"
-				PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 "\n", (int)v->pid,
+				PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %10" PRIu64 " %10"
+				PRIu64 "\n", (int)v->pid,
 				v->vcpu_index, run_now(v, now) / 1e6, LD(v->wait_ns) / 1e6,
 				LD(v->steal_ns) / 1e6, LD(v->nr_wakeups),
 				stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 50) / 1000,
 				stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 99) / 1000,
 				LD(v->lat_max_ns) / 1000, LD(v->nr_preemptions),
-				LD(v->nr_migrations));
+				LD(v->nr_migrations), LD(v->kvm_exits), LD(v->kvm_emulations));
 		}
 		first = false;
 	}

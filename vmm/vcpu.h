@@ -46,6 +46,7 @@ struct vcpu {
 	bool user_irqchip;         /* --irqchip user: `irq` is in use */
 	struct vcpu_irq irq;
 	struct kvm_stats kstats;   /* KVM's counters of this vCPU (-v report) */
+	uint64_t nr_exits_seen;    /* exits handled by the loop (publishing cadence) */
 	bool sched_on;             /* --sched eevdf: sb is in use */
 	struct sched_bind_vcpu sb;
 };
