@@ -108,12 +108,42 @@ static void check_external_policy(struct sched_bind_vcpu *v)
 	v->ext_policy = pol;
 }
 
+/*
+ * The thread holds a pCPU again: what a wake or a preemption stamped ends
+ * now. runnable_since_ns is the wait for a pCPU (wait_ns, and the guest's
+ * steal clock), wake_start_ns the wakeup's latency. It comes back by a
+ * grant, or without letting go: its own schedule after a block found it
+ * listed again (a wake between its sched_block and that schedule), kept
+ * (the time held counts as run, so no wait). Left alone that second way,
+ * the stamps stayed until the next grant, which counted the run in
+ * between as wait (= steal) and as one wakeup's latency.
+ */
+static void wait_end(struct sched_bind_vcpu *v, uint64_t now, bool kept)
+{
+	struct sched_shm_vcpu *vs = bind_vcpu(v->b, v->id);
+	uint64_t ws;
+
+	ws = __atomic_exchange_n(&vs->runnable_since_ns, 0, __ATOMIC_RELAXED);
+	if (ws && now > ws && !kept) {
+		__atomic_fetch_add(&vs->wait_ns, now - ws, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&vs->steal_ns, now - ws, __ATOMIC_RELAXED);
+	}
+	ws = __atomic_exchange_n(&vs->wake_start_ns, 0, __ATOMIC_RELAXED);
+	if (ws && now > ws) {
+		uint64_t lat = now - ws;
+
+		__atomic_fetch_add(&vs->lat_hist[lat_bucket(lat)], 1, __ATOMIC_RELAXED);
+		if (lat > vs->lat_max_ns)
+			vs->lat_max_ns = lat;
+	}
+}
+
 /* Got pCPU p: pin if it moved, sync the timer, account. */
 static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 {
 	struct sched_bind *b = v->b;
 	struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
-	uint64_t now, ws;
+	uint64_t now;
 	int cpu = b->shm->pcpus[p].host_cpu;
 
 	v->pcpu = p;
@@ -128,19 +158,7 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 			v->pinned_cpu = cpu;
 	}
 	now = clock_now_ns();
-	ws = __atomic_exchange_n(&vs->runnable_since_ns, 0, __ATOMIC_RELAXED);
-	if (ws && now > ws) {
-		__atomic_fetch_add(&vs->wait_ns, now - ws, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&vs->steal_ns, now - ws, __ATOMIC_RELAXED);
-	}
-	ws = __atomic_exchange_n(&vs->wake_start_ns, 0, __ATOMIC_RELAXED);
-	if (ws && now > ws) {
-		uint64_t lat = now - ws;
-
-		__atomic_fetch_add(&vs->lat_hist[lat_bucket(lat)], 1, __ATOMIC_RELAXED);
-		if (lat > vs->lat_max_ns)
-			vs->lat_max_ns = lat;
-	}
+	wait_end(v, now, false);
 	v->run_start_ns = now;
 	__atomic_store_n(&vs->stint_start_ns, now, __ATOMIC_RELEASE);
 	timer_sync(v);
@@ -243,6 +261,19 @@ static int schedule_and_hand_on(struct sched_bind_vcpu *v, bool blocked, uint64_
 	if (r)
 		return r;
 	if (sw.next == v->id) {
+		struct sched_shm_vcpu *vs = bind_vcpu(b, v->id);
+		uint32_t g = __atomic_load_n(&vs->grant, __ATOMIC_SEQ_CST);
+
+		/* kept it: a wake since the block ends here, not at a grant */
+		if (__atomic_load_n(&vs->runnable_since_ns, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&vs->wake_start_ns, __ATOMIC_RELAXED))
+			wait_end(v, clock_now_ns(), true);
+		/* and the claim that wake's waker posted has nothing left to
+		 * drain (it named p, drained just now; a listed entity is not
+		 * running anywhere) */
+		if (g & GRANT_CLAIM)
+			__atomic_compare_exchange_n(&vs->grant, &g, 0u, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		sched_bind_service_pending(b);
 		timer_sync(v);
 		return 1;
@@ -357,7 +388,8 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 {
 	struct sched_shm_vcpu *vs = bind_vcpu(b, target->id);
 	struct sched_wake_result res;
-	uint64_t now = clock_now_ns();
+	uint64_t now = clock_now_ns(), zero = 0;
+	bool stamped_wake, stamped_run;
 	unsigned waker_pcpu;
 	int r;
 
@@ -366,19 +398,31 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 	waker_pcpu = self ? self->pcpu : SCHED_NONE;
 
 	__atomic_fetch_add(&vs->wake_seq, 1, __ATOMIC_SEQ_CST);
+	/* Stamp before the wake can be seen: the wakee may take its pCPU (and
+	 * end the wait, wait_end) before sched_wake even returns here, and a
+	 * stamp stored after that would be left for its next grant. A wake
+	 * that finds it runnable already takes back what it stamped. */
+	stamped_wake = __atomic_compare_exchange_n(&vs->wake_start_ns, &zero, now, false,
+						   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	zero = 0;
+	stamped_run = __atomic_compare_exchange_n(&vs->runnable_since_ns, &zero, now, false,
+						  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	r = sched_wake(&b->h, target->id, now, waker_pcpu, &res);
+	if (r || res.how == SCHED_WAKE_ALREADY) {
+		uint64_t mine = now;
+
+		if (stamped_wake)
+			__atomic_compare_exchange_n(&vs->wake_start_ns, &mine, 0, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		mine = now;
+		if (stamped_run)
+			__atomic_compare_exchange_n(&vs->runnable_since_ns, &mine, 0, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
 	if (r)
 		return r;
-	if (res.how != SCHED_WAKE_ALREADY) {
-		uint64_t zero = 0;
-
+	if (res.how != SCHED_WAKE_ALREADY)
 		__atomic_fetch_add(&vs->nr_wakeups, 1, __ATOMIC_RELAXED);
-		__atomic_compare_exchange_n(&vs->wake_start_ns, &zero, now, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		zero = 0;
-		__atomic_compare_exchange_n(&vs->runnable_since_ns, &zero, now, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	}
 	if (res.how == SCHED_WAKE_LISTED) {
 		/* the woken thread claims and drains its target itself */
 		sched_bind_unservice(res.pcpu);
