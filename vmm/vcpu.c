@@ -323,19 +323,26 @@ static int vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
-/* sched_bind's parked hook, on the vCPU's own thread: publish `preempted`
- * (still runnable: 1; halted: 0) before the thread sleeps, so a guest
- * reading it from another vCPU sees it for the whole wait. */
-/* lagvisor stat's KVM columns: a pread of KVM's stats file each. */
+/* KVM's exit and instruction-emulation counts: a pread of its stats file
+ * each. False when KVM has no such counters. */
+static bool vcpu_kvm_counts(const struct vcpu *v, uint64_t *exits, uint64_t *emul)
+{
+	return kvm_stats_read(&v->kstats, KVM_STAT_EXITS, exits) &&
+	       kvm_stats_read(&v->kstats, KVM_STAT_INSN_EMULATION, emul);
+}
+
+/* lagvisor stat's KVM columns. */
 static void vcpu_publish_kvm(struct vcpu *v)
 {
 	uint64_t exits, emul;
 
-	if (kvm_stats_read(&v->kstats, KVM_STAT_EXITS, &exits) &&
-	    kvm_stats_read(&v->kstats, KVM_STAT_INSN_EMULATION, &emul))
+	if (vcpu_kvm_counts(v, &exits, &emul))
 		sched_bind_vcpu_publish_kvm(&v->sb, exits, emul);
 }
 
+/* sched_bind's parked hook, on the vCPU's own thread: publish `preempted`
+ * (still runnable: 1; halted: 0) before the thread sleeps, so a guest
+ * reading it from another vCPU sees it for the whole wait. */
 static void vcpu_sched_parked(void *opaque, bool preempted)
 {
 	struct vcpu *v = opaque;
@@ -434,8 +441,7 @@ static void vcpu_report_mode(struct vcpu *v)
 	uint64_t exits = 0, emul = 0;
 	const struct x86_boot_info *b = &v->vm->boot;
 
-	if (kvm_stats_read(&v->kstats, KVM_STAT_EXITS, &exits) &&
-	    kvm_stats_read(&v->kstats, KVM_STAT_INSN_EMULATION, &emul))
+	if (vcpu_kvm_counts(v, &exits, &emul))
 		log_info("vCPU %u: %s; KVM: %" PRIu64 " exits, %" PRIu64 " instruction emulations",
 			 v->index, b->native ? "native mode (VIF page registered)" : "ordinary mode",
 			 exits, emul);

@@ -63,9 +63,10 @@ static void warmup_handler(struct trap_frame *f)
 }
 
 /*
- * Observed on our hosts' backend: the first HLT of a vCPU that has gone
- * native returns at once, without an exit and without an interrupt (with
- * KVM's irqchip and with lagvisor's; later HLTs sleep as they should).
+ * Observed on our hosts' backend with lagvisor's irqchip (HLT exits to
+ * the VMM): the first HLT of a vCPU that has gone native returns at once,
+ * without an exit and without an interrupt; later HLTs sleep as they
+ * should. With KVM's irqchip the hlt test did not show it.
  * Callers loop on their condition, so that is harmless to them, but a
  * test that checks "HLT returned only after the interrupt" would see it.
  * Spend that first HLT here, under a ~1 ms timer so that a backend

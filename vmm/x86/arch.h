@@ -11,6 +11,7 @@
 
 #include "vmm/config.h"
 #include "vmm/guest_mem.h"
+#include "vmm/x86/pvm.h"
 
 /* Guest physical layout. RAM is split around [X86_MMIO_HOLE_START, 4 GiB). */
 #define X86_MMIO_HOLE_START 0xc0000000ULL   /* 3 GiB */
@@ -80,7 +81,7 @@ int x86_native_setup(int kvm_fd, const struct guest_mem *mem,
 /* vCPU index's VIF page (boot->native). */
 static inline uint64_t x86_native_vif_gpa(const struct x86_boot_info *boot, unsigned index)
 {
-	return boot->vif_gpa + (uint64_t)index * 4096;
+	return boot->vif_gpa + (uint64_t)index * X86_PVM_PAGE_BYTES;
 }
 
 /*
