@@ -13,8 +13,9 @@
  * n for vCPU n and appends "pvm.vif=0xGPA" to the guest's command line.
  *
  * The backend is detected, never assumed: a scratch vCPU must accept the
- * MSR from userspace and read it back (ordinary KVM refuses it, or with
- * ignore_msrs reads 0).
+ * MSR from userspace and refuse its unused neighbour (ordinary KVM refuses
+ * both, with ignore_msrs takes both; the read-back proves nothing). The
+ * ABI and what the tests check: vmm/x86/README.md §1.
  */
 #ifndef LAGVISOR_VMM_X86_PVM_H
 #define LAGVISOR_VMM_X86_PVM_H
