@@ -129,6 +129,7 @@ int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 	if (r)
 		return r;
 	update_curr_locked(h, rq, now_ns);
+	tick_preempt_locked(h, rq, now_ns);
 	r = rq->need_resched ? 1 : 0;
 	rearm_locked(h, rq, now_ns);
 	sched_unlock(&rq->lock);

@@ -28,6 +28,16 @@ static void rq_load(struct sched_domain *d, struct sched_rq *rq, s128 *A, uint64
 	}
 }
 
+uint64_t rq_weight_locked(struct sched_domain *d, struct sched_rq *rq)
+{
+	s128 A;
+	uint64_t W;
+
+	ASSERT_HELD(&rq->lock);
+	rq_load(d, rq, &A, &W);
+	return W;
+}
+
 /* floor(A / W) for W > 0: C division truncates, so bias negative A. */
 static int64_t floor_div(s128 A, uint64_t W)
 {
@@ -283,9 +293,8 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 	V = avg_vruntime_locked(d, rq);
 	e->vlag = lag_clamped_locked(d, rq, e, V);
 	if (was_delayed) {
-		/* it slept until eligible: keep no credit from that (the
-		 * kernel's DELAY_ZERO) */
-		if (e->vlag > 0)
+		/* it slept until eligible: keep no credit from that */
+		if (e->vlag > 0 && feat(d, SCHED_FEAT_DELAY_ZERO))
 			e->vlag = 0;
 		e->delayed = 0;
 		STORE(rq->nr_delayed, rq->nr_delayed - 1);
@@ -452,75 +461,6 @@ void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	sched_trace(h, SCHED_TRACE_REWEIGHT, rq->index, id, SCHED_NONE, old, weight, now_ns);
 }
 
-/* After enqueueing wakee id on a busy queue (spec §2 wakeup preemption). */
-bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			   uint64_t now_ns)
-{
-	struct sched_domain *d = h->dom;
-	struct sched_ent *p = E(d, id), *c;
-	bool preempt = false;
-
-	ASSERT_HELD(&rq->lock);
-	if (rq->curr == SCHED_NONE) {
-		rq->need_resched = 1;
-		return false;
-	}
-	c = E(d, rq->curr);
-	if (c->idle_class && !p->idle_class) {
-		preempt = true;
-	} else if (!feat(d, SCHED_FEAT_WAKEUP_PREEMPTION) || (p->idle_class && !c->idle_class)) {
-		return false;
-	} else {
-		bool protect = !(feat(d, SCHED_FEAT_PREEMPT_SHORT) && p->slice_ns < c->slice_ns);
-
-		if (pick_eevdf_locked(d, rq, protect) == id)
-			preempt = true;
-		else if (feat(d, SCHED_FEAT_RUN_TO_PARITY))
-			c->vprot = vt_min(c->vprot, c->vruntime +
-					  delta_fair(rq_min_slice_locked(d, rq), c->weight));
-	}
-	if (!preempt)
-		return false;
-	/* The switch must pick what this check picked: end curr's protection
-	 * (the PREEMPT_SHORT and idle-class decisions ignored it). */
-	c->vprot = c->vruntime;
-	rq->need_resched = 1;
-	rq->nr_preemptions++;
-	sched_trace(h, SCHED_TRACE_PREEMPT, rq->index, id, rq->curr, 0, 0, now_ns);
-	sched_kick(h, rq->index);
-	return true;
-}
-
-/* Slice timer: when curr reaches the end of its protection or its deadline
- * (wall = ceil(dv * w / NICE_0)); none while it runs alone (tickless). */
-void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
-{
-	struct sched_domain *d = h->dom;
-	uint64_t t = 0;
-
-	ASSERT_HELD(&rq->lock);
-	if (rq->curr != SCHED_NONE && rq->nr_queued > 1) {
-		struct sched_ent *c = E(d, rq->curr);
-		uint64_t end = c->deadline, wall;
-		int64_t dv;
-
-		if (feat(d, SCHED_FEAT_RUN_TO_PARITY) && vt_before(c->vruntime, c->vprot))
-			end = vt_min(end, c->vprot);
-		dv = (int64_t)(end - c->vruntime);
-		if (dv > 0)
-			wall = (uint64_t)(((unsigned __int128)dv * c->weight + SCHED_NICE_0_WEIGHT - 1) /
-					  SCHED_NICE_0_WEIGHT);
-		else
-			wall = d->tick_ns;
-		t = now_ns + (wall ? wall : 1);
-	}
-	if (t == rq->timer_ns)
-		return;
-	rq->timer_ns = t;
-	if (h->ops->arm_timer)
-		h->ops->arm_timer(h->opaque, rq->index, t);
-}
-
 void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
 			  uint64_t now_ns)
 {
@@ -548,6 +488,20 @@ void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_
 	struct sched_ent *e = E(d, id);
 
 	ASSERT_HELD(&rq->lock);
+	if (feat(d, SCHED_FEAT_DELAY_ZERO) &&
+	    (int64_t)(avg_vruntime_locked(d, rq) - e->vruntime) > 0) {
+		/* Eligible already: what it has beyond lag 0 it earned asleep.
+		 * Place it anew at V with a fresh deadline, as a wakeup after
+		 * a completed dequeue would (it is never curr: a delayed
+		 * entity was put back into the tree when it blocked). */
+		tree_remove(dom_ents(d), &rq->root, id);
+		sum_sub(rq, e);
+		e->vlag = 0;
+		e->has_rel_deadline = 0;
+		place_locked(d, rq, e, 0);
+		tree_insert(dom_ents(d), &rq->root, id);
+		sum_add(rq, e);
+	}
 	e->delayed = 0;
 	e->wait_start_ns = now_ns;
 	STORE(rq->nr_delayed, rq->nr_delayed - 1);

@@ -52,6 +52,18 @@
 	 * of carrying it through the sleep, then leaves with lag 0. A wake   \
 	 * before that requeues it in place. Off by default, as the spec. */  \
 	F(DELAY_DEQUEUE, 0)                                                   \
+	/* With DELAY_DEQUEUE: the sleeper leaves with lag min(lag, 0) when   \
+	 * its delayed dequeue completes, and one woken while still queued    \
+	 * but already eligible is placed anew at lag 0: sleeping earns no    \
+	 * credit either way (Linux's DELAY_ZERO). Off: the lag it had at the \
+	 * moment it left is kept, positive too. */                          \
+	F(DELAY_ZERO, 1)                                                      \
+	/* The slice timer also fires when the first queued entity with an   \
+	 * earlier deadline than curr becomes eligible (V reaches its v), so  \
+	 * it preempts then, not at curr's deadline: lagvisor is tickless and \
+	 * nothing else would look. Protection still holds unless the entity \
+	 * has a shorter slice (PREEMPT_SHORT). */                            \
+	F(PREEMPT_ELIGIBLE, 1)                                                \
 	/* Report "preempted" for a runnable vCPU waiting in a queue, so the  \
 	 * host can set the guest's steal-time preempted byte and the guest   \
 	 * stops waking tasks onto it. */                                      \

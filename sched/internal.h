@@ -198,6 +198,10 @@ void tree_remove(struct sched_ent *ents, uint32_t *root, uint32_t id);
 uint32_t tree_first(const struct sched_ent *ents, uint32_t root);
 /* Augmented fields of one node from its children. */
 void tree_update(struct sched_ent *ents, uint32_t id);
+/* Smallest vruntime among the entities with a deadline before dl (the
+ * first of them to become eligible); false when there is none. */
+bool tree_min_vruntime_before(const struct sched_ent *ents, uint32_t root, uint64_t dl,
+			      uint64_t *v);
 /* In-order walk; stops when fn returns true and returns that entity. */
 uint32_t tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
 		   bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg);
@@ -233,6 +237,11 @@ bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t
 void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
 void resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
 void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+/* The slice timer fired: preempt curr for an entity now eligible with an
+ * earlier deadline (PREEMPT_ELIGIBLE; preempt.c). */
+void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+/* W: the weight of the queue's entities, curr included. */
+uint64_t rq_weight_locked(struct sched_domain *d, struct sched_rq *rq);
 /* DELAY_DEQUEUE: a non-eligible sleeper stays in the tree, marked delayed,
  * until it is picked (then dequeued for real) or woken (requeued in place). */
 void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,

@@ -153,6 +153,30 @@ uint32_t tree_first(const struct sched_ent *ents, uint32_t n)
 	return n;
 }
 
+/* Nodes with a deadline before dl are n and its left subtree whenever n's
+ * is (the rest of the path goes right), so one root-to-leaf walk sees each
+ * qualifying subtree's min_vruntime once. O(log n). */
+bool tree_min_vruntime_before(const struct sched_ent *ents, uint32_t n, uint64_t dl,
+			      uint64_t *v)
+{
+	bool found = false;
+
+	while (n != NIL) {
+		if (!vt_before(ents[n].deadline, dl)) {
+			n = ents[n].left;
+			continue;
+		}
+		uint64_t m = ents[n].vruntime;
+
+		if (ents[n].left != NIL)
+			m = vt_min(m, ents[ents[n].left].min_vruntime);
+		*v = found ? vt_min(*v, m) : m;
+		found = true;
+		n = ents[n].right;
+	}
+	return found;
+}
+
 uint32_t tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
 		   bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg)
 {

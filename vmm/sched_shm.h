@@ -34,8 +34,10 @@
 
 #define SCHED_SHM_MAGIC 0x316d6f647667616cull   /* "lagvdom1" in memory order */
 /* 2: KVM's per-vCPU counters (kvm_exits, kvm_emulations) joined the vCPU
- * slot; a member of another ABI is refused at join (sched_shm_open). */
-#define SCHED_SHM_ABI 2u
+ * slot. 3: the feature word gained DELAY_ZERO and PREEMPT_ELIGIBLE (every
+ * later bit moved) and its defaults changed. A member of another ABI is
+ * refused at join (sched_shm_open). */
+#define SCHED_SHM_ABI 3u
 #define SCHED_SHM_MAX_MEMBERS 64u
 #define SCHED_SHM_DEFAULT_ENTITIES 512u
 /* Wakeup latency histogram: bucket 0 is < 1 us, bucket i (>= 1) holds

@@ -97,6 +97,12 @@ int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, struct sched_w
 		return -ENOENT;
 	if (e->st == SCHED_ES_QUEUED && e->delayed) {
 		rm_update_curr(r, prev, now);
+		if (FEAT(DELAY_ZERO) && (int64_t)(rm_avg(r, prev) - e->v) > 0) {
+			e->st = SCHED_ES_BLOCKED;      /* out of V, as the tree removal */
+			e->vlag = 0;
+			e->has_rel = false;
+			rm_enqueue(r, prev, id, 0);
+		}
 		e->delayed = false;
 		res->how = SCHED_WAKE_ENQUEUED;
 		res->pcpu = prev;
@@ -260,9 +266,37 @@ int ref_schedule(struct ref *r, unsigned p, uint64_t now, struct sched_switch *s
 	return 0;
 }
 
+/* PREEMPT_ELIGIBLE at the slice timer (preempt.c tick_preempt_locked) */
+static void tick_preempt(struct ref *r, unsigned p)
+{
+	struct ref_rq *q = &r->q[p];
+	struct ref_ent *c;
+	int best;
+
+	if (!FEAT(PREEMPT_ELIGIBLE) || q->curr == NONE)
+		return;
+	for (;;) {
+		if (q->resched || rm_nr_queued(r, p) <= 1)
+			return;
+		best = rm_pick(r, p, false);
+		if (best == q->curr || best == NONE)
+			return;
+		if (!r->e[best].delayed)
+			break;
+		rm_dequeue(r, p, best, true);
+	}
+	c = &r->e[q->curr];
+	if (FEAT(RUN_TO_PARITY) && before(c->v, c->vprot) &&
+	    !(FEAT(PREEMPT_SHORT) && r->e[best].slice < c->slice))
+		return;
+	c->vprot = c->v;
+	q->resched = true;
+}
+
 int ref_tick(struct ref *r, unsigned p, uint64_t now)
 {
 	rm_update_curr(r, p, now);
+	tick_preempt(r, p);
 	return r->q[p].resched;
 }
 

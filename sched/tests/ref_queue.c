@@ -243,7 +243,7 @@ void rm_dequeue(struct ref *r, unsigned p, int id, bool sleep)
 	uint64_t V = rm_avg(r, p);
 
 	e->vlag = rm_lag_clamped(r, p, id, V);
-	if (e->delayed && e->vlag > 0)
+	if (e->delayed && e->vlag > 0 && FEAT(DELAY_ZERO))
 		e->vlag = 0;
 	e->delayed = false;
 	e->has_rel = !sleep && FEAT(PLACE_REL_DEADLINE);

@@ -158,6 +158,7 @@ static const char *const flip_flags[] = {
 	"PLACE_LAG", "RUN_TO_PARITY", "PREEMPT_SHORT", "WAKEUP_PREEMPTION",
 	"IDLE_NO_COMPENSATION", "TTWU_PENDING", "PLACE_REL_DEADLINE",
 	"PLACE_DEADLINE_INITIAL", "FAIR_SLEEPERS", "PLACE_FIRST_ENQUEUE", "DELAY_DEQUEUE",
+	"DELAY_ZERO", "PREEMPT_ELIGIBLE",
 };
 
 /* One random operation on both sides; returns non-zero on a mismatch. */

@@ -160,8 +160,9 @@ static void *waker_thread(void *arg)
 			/* flags are per domain and change at run time */
 			static const char *const f[] = { "DELAY_DEQUEUE", "NO_DELAY_DEQUEUE",
 							  "NO_RUN_TO_PARITY", "RUN_TO_PARITY",
-							  "NO_TTWU_PENDING", "TTWU_PENDING" };
-			errors(sched_feature_set(h->dom, f[xs(&s) % 6]), "feature");
+							  "NO_TTWU_PENDING", "TTWU_PENDING",
+							  "NO_PREEMPT_ELIGIBLE", "PREEMPT_ELIGIBLE" };
+			errors(sched_feature_set(h->dom, f[xs(&s) % 8]), "feature");
 		} else {
 			struct sched_entity_params ep = { .nice = (int)(xs(&s) % 40) - 20,
 							  .create_pcpu = p, .owner = 2 };

@@ -1,0 +1,160 @@
+/*
+ * When curr gives way: wakeup preemption, the check when the slice timer
+ * fires, and where that timer goes. Every function here needs the queue's
+ * lock. lagvisor is tickless: the slice timer is the only moment, besides a
+ * wakeup or a block, at which a queue looks at itself, so whatever should
+ * preempt curr later than a wakeup must have a timer armed for it.
+ */
+#include "sched/internal.h"
+
+/* After enqueueing wakee id on a busy queue (spec §2 wakeup preemption). */
+bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			   uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_ent *p = dom_ent(d, id), *c;
+	bool preempt = false;
+
+	ASSERT_HELD(&rq->lock);
+	if (rq->curr == SCHED_NONE) {
+		rq->need_resched = 1;
+		return false;
+	}
+	c = dom_ent(d, rq->curr);
+	if (c->idle_class && !p->idle_class) {
+		preempt = true;
+	} else if (!feat(d, SCHED_FEAT_WAKEUP_PREEMPTION) || (p->idle_class && !c->idle_class)) {
+		return false;
+	} else {
+		bool protect = !(feat(d, SCHED_FEAT_PREEMPT_SHORT) && p->slice_ns < c->slice_ns);
+
+		if (pick_eevdf_locked(d, rq, protect) == id)
+			preempt = true;
+		else if (feat(d, SCHED_FEAT_RUN_TO_PARITY))
+			c->vprot = vt_min(c->vprot, c->vruntime +
+					  delta_fair(rq_min_slice_locked(d, rq), c->weight));
+	}
+	if (!preempt)
+		return false;
+	/* The switch must pick what this check picked: end curr's protection
+	 * (the PREEMPT_SHORT and idle-class decisions ignored it). */
+	c->vprot = c->vruntime;
+	rq->need_resched = 1;
+	rq->nr_preemptions++;
+	sched_trace(h, SCHED_TRACE_PREEMPT, rq->index, id, rq->curr, 0, 0, now_ns);
+	sched_kick(h, rq->index);
+	return true;
+}
+
+static bool protected_against(struct sched_domain *d, const struct sched_ent *c,
+			      uint64_t other_slice_ns)
+{
+	if (!feat(d, SCHED_FEAT_RUN_TO_PARITY) || !vt_before(c->vruntime, c->vprot))
+		return false;
+	return !(feat(d, SCHED_FEAT_PREEMPT_SHORT) && other_slice_ns < c->slice_ns);
+}
+
+/*
+ * PREEMPT_ELIGIBLE, when the slice timer fired: the entity pick would
+ * choose over curr, protection aside, takes the pCPU unless curr's
+ * protection holds against it. Once curr's protection is over update_curr
+ * has asked for a switch already; this adds NO_RUN_TO_PARITY (where it asks
+ * only at the deadline) and a shorter-slice entity against a protected curr.
+ * A delayed sleeper that comes up here finishes its dequeue, as in
+ * sched_schedule: ending curr's protection for it would be a switch to
+ * nobody.
+ */
+void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	struct sched_ent *c;
+	uint32_t best;
+
+	ASSERT_HELD(&rq->lock);
+	if (!feat(d, SCHED_FEAT_PREEMPT_ELIGIBLE) || rq->curr == SCHED_NONE)
+		return;
+	for (;;) {
+		if (rq->need_resched || rq->nr_queued <= 1)
+			return;
+		best = pick_eevdf_locked(d, rq, false);
+		if (best == rq->curr || best == SCHED_NONE)
+			return;
+		if (!dom_ent(d, best)->delayed)
+			break;
+		dequeue_locked(h, rq, best, true, now_ns);
+		__atomic_store_n(&dom_ent(d, best)->state, (uint32_t)SCHED_ES_BLOCKED,
+				 __ATOMIC_RELEASE);
+	}
+	c = dom_ent(d, rq->curr);
+	if (protected_against(d, c, dom_ent(d, best)->slice_ns))
+		return;
+	c->vprot = c->vruntime;
+	resched_locked(h, rq, now_ns);
+	rq->nr_preemptions++;
+	sched_trace(h, SCHED_TRACE_PREEMPT, rq->index, best, rq->curr, 0, 1, now_ns);
+}
+
+/*
+ * Wall time until the first queued entity with a deadline before curr's
+ * becomes eligible, 0 if none will (or one is already). While curr runs
+ * alone in the accounting, A = sum w_i (v_i - v0) grows by w_c * dv_c =
+ * w_c * dt * NICE_0 / w_c = NICE_0 * dt, so V = v0 + A/W rises at NICE_0/W
+ * per ns and reaches v_j after dt = (v_j - V) * W / NICE_0, rounded up,
+ * plus 1 us: delta_fair truncates each update's charge, so at dt exactly
+ * v_j may still be a unit short, and a second timer costs curr an exit. A
+ * protected curr is only cut short by a shorter slice (PREEMPT_SHORT); for
+ * anyone else the protection's end comes first and looks again.
+ */
+static uint64_t eligible_in_ns(struct sched_domain *d, struct sched_rq *rq,
+			       const struct sched_ent *c)
+{
+	uint64_t vj, V;
+	int64_t dv;
+
+	if (!feat(d, SCHED_FEAT_PREEMPT_ELIGIBLE) || rq->root == SCHED_NONE)
+		return 0;
+	if (protected_against(d, c, dom_ent(d, rq->root)->min_slice))
+		return 0;
+	if (!tree_min_vruntime_before(dom_ents(d), rq->root, c->deadline, &vj))
+		return 0;
+	V = avg_vruntime_peek(d, rq);
+	dv = (int64_t)(vj - V);
+	if (dv <= 0)
+		return 0;
+	return (uint64_t)(((unsigned __int128)dv * rq_weight_locked(d, rq) + SCHED_NICE_0_WEIGHT -
+			   1) / SCHED_NICE_0_WEIGHT) + 1000;
+}
+
+/* Slice timer: when curr reaches the end of its protection or its deadline
+ * (wall = ceil(dv * w / NICE_0)), or an earlier-deadline entity becomes
+ * eligible (PREEMPT_ELIGIBLE); none while it runs alone (tickless). */
+void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+{
+	struct sched_domain *d = h->dom;
+	uint64_t t = 0;
+
+	ASSERT_HELD(&rq->lock);
+	if (rq->curr != SCHED_NONE && rq->nr_queued > 1) {
+		struct sched_ent *c = dom_ent(d, rq->curr);
+		uint64_t end = c->deadline, wall, elig;
+		int64_t dv;
+
+		if (feat(d, SCHED_FEAT_RUN_TO_PARITY) && vt_before(c->vruntime, c->vprot))
+			end = vt_min(end, c->vprot);
+		dv = (int64_t)(end - c->vruntime);
+		if (dv > 0)
+			wall = (uint64_t)(((unsigned __int128)dv * c->weight + SCHED_NICE_0_WEIGHT - 1) /
+					  SCHED_NICE_0_WEIGHT);
+		else
+			wall = d->tick_ns;
+		elig = eligible_in_ns(d, rq, c);
+		if (elig && elig < wall)
+			wall = elig;
+		t = now_ns + (wall ? wall : 1);
+	}
+	if (t == rq->timer_ns)
+		return;
+	rq->timer_ns = t;
+	if (h->ops->arm_timer)
+		h->ops->arm_timer(h->opaque, rq->index, t);
+}
