@@ -1,7 +1,7 @@
 /*
- * Invariant checker (spec §3), for tests and the simulator. With the domain
- * lock and every rq lock held (ascending order) no entity can be added,
- * removed or moved, so one pass sees a consistent domain.
+ * Invariant checker (sched/README.md §3), for tests and the simulator. With
+ * the domain lock and every rq lock held (ascending order) no entity can be
+ * added, removed or moved, so one pass sees a consistent domain.
  */
 #include <errno.h>
 #include <stdarg.h>

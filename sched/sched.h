@@ -1,5 +1,5 @@
 /*
- * lagvisor's vCPU scheduler: EEVDF (../shared/EEVDF-SPEC.md) as a pure
+ * lagvisor's vCPU scheduler: EEVDF (the algorithm: sched/README.md) as a pure
  * library. No KVM, no clocks, no signals, no threads: time comes in as now_ns
  * arguments, effects leave through struct sched_host_ops. Same inputs give the
  * same decisions, so a discrete-event simulator can drive it exactly.
@@ -237,7 +237,7 @@ struct sched_entity_info {
 
 int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_entity_info *out);
 
-/* ---- wakeup (spec §4) --------------------------------------------------- */
+/* ---- wakeup (sched/README.md §4) ---------------------------------------- */
 
 enum sched_wake_how {
 	SCHED_WAKE_ALREADY,            /* already runnable or waking: nothing done */

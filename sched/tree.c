@@ -2,9 +2,10 @@
  * The timeline: an AVL tree of entity indices ordered by deadline (wrap-safe
  * signed difference), ties broken by index so the order, and with it every
  * pick, is deterministic. Each node also carries, for its subtree, the
- * smallest vruntime (so pick can skip subtrees with no eligible entity, spec
- * §2 pick step 5) and the smallest/largest slice (slice protection and the
- * lag clamp). Rotations recompute all three for both nodes they touch.
+ * smallest vruntime (so pick can skip subtrees with no eligible entity,
+ * sched/README.md §2.5 step 5) and the smallest/largest slice (slice
+ * protection and the lag clamp). Rotations recompute all three for both
+ * nodes they touch.
  * Recursive insert/remove: depth <= 1.44 log2(n) (< 36 for 2^24 entities).
  */
 #include "sched/internal.h"

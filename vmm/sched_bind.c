@@ -205,7 +205,8 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns, bool parked_tol
 			unsigned p = (g & ~GRANT_CLAIM) - 1;
 			int cpu = b->shm->pcpus[p].host_cpu;
 
-			/* LISTED: drain on the target pCPU's own CPU (spec §4) */
+			/* LISTED: drain on the target pCPU's own CPU
+			 * (sched/README.md §4.3) */
 			if (cpu != v->pinned_cpu) {
 				cpu_set_t set;
 

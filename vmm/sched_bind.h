@@ -19,8 +19,8 @@
  * armed only while sched/ wants one (others wait on the pCPU). Pinning
  * (sched_setaffinity) only when a thread gets a different pCPU than last
  * time. Wakeups from any thread: sched_wake; LISTED -> the woken thread
- * itself claims and drains the target pCPU (spec §4); ENQUEUED on a busy
- * pCPU -> sched/ kicks its holder if the wakee preempts.
+ * itself claims and drains the target pCPU (sched/README.md §4.3); ENQUEUED
+ * on a busy pCPU -> sched/ kicks its holder if the wakee preempts.
  *
  * Threads: every sched_bind_vcpu_* function except _wake and _add is called
  * by the vCPU's own thread. Lost-wakeup rule for HLT: read the token of

@@ -1,8 +1,8 @@
 /*
  * The x86 instructions a test guest uses, as inline helpers: port and MMIO
  * access, MSRs, TSC, CPUID, interrupt flag, HLT. Nothing here touches the
- * FPU/SSE, and there are no hypercalls or int3 (see DESIGN.md: the emulating
- * KVM on our hosts cannot run them).
+ * FPU/SSE, and there are no hypercalls or int3 (see ARCHITECTURE.md §6:
+ * the emulating KVM on our hosts cannot run them).
  */
 #ifndef GUEST_PROCESSOR_H
 #define GUEST_PROCESSOR_H

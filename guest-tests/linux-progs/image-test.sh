@@ -8,7 +8,7 @@
 #
 # Under lagvisor this needs a KVM that runs unmodified guests: without
 # /dev/kvm, or on a PVM-backend KVM (whose instruction emulator stops a
-# Debian kernel at its FPU init, see DESIGN.md), it SKIPs (77) saying
+# Debian kernel at its FPU init, see ARCHITECTURE.md §6), it SKIPs (77) saying
 # which; guest-tests/linux/boot-test.sh checks the early boot there.
 # Environment: LAGVISOR_GUEST_DIR (image cache, for mkguest),
 # LAGVISOR_BOOT_TIMEOUT (seconds, default 300).

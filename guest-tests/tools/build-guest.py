@@ -36,8 +36,8 @@ LDFLAGS = [
 ]
 
 # Mnemonics (or operands) that must never appear in guest code: x87/SSE
-# state and arithmetic, hypercalls, int3 (see DESIGN.md, "What the hosts
-# we test on can run").
+# state and arithmetic, hypercalls, int3 (see ARCHITECTURE.md §6, "What the
+# hosts we test on can run").
 FORBIDDEN = re.compile(
     r"^(f[a-z0-9]+|fxsave\w*|fxrstor\w*|xsave\w*|xrstor\w*|cmpxchg16b|int3|"
     r"vmcall|vmmcall|emms|ldmxcsr|stmxcsr)$")

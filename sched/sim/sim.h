@@ -3,8 +3,8 @@
  * threads, kicks, timers, exits) driving the real sched/ library, so the
  * scheduler's decisions are measured exactly as the VMM would make them.
  *
- * Model of one pCPU. At most one vCPU thread runs per pCPU (DESIGN.md), so a
- * pCPU is in one of three phases:
+ * Model of one pCPU. At most one vCPU thread runs per pCPU (ARCHITECTURE.md
+ * §2), so a pCPU is in one of three phases:
  *   IDLE   no vCPU released; a kick wakes a parked thread after wake_ns.
  *   GUEST  a vCPU executes guest code; its CPU work progresses in real time.
  *   VMM    the vCPU thread is in lagvisor (an exit, a handoff, a wake-list
@@ -14,11 +14,12 @@
  * thread costs ctxsw_ns; a kick (signal to a running thread) lands kick_ns
  * after it is sent.
  *
- * Remote wakeup (EEVDF-SPEC §4): the library decides whether a wake goes on
- * the target's wake list with ttwu_pending set and a kick; the target side
- * starts its flush when the kick lands and finishes it (the enqueue)
- * flush_ns later. With TTWU_PENDING_EARLY_CLEAR the flag is already clear
- * in that window, which is exactly where concurrent wakers stack vCPUs.
+ * Remote wakeup (sched/README.md §4): the library decides whether a wake
+ * goes on the target's wake list with ttwu_pending set and a kick; the
+ * target side starts its flush when the kick lands and finishes it (the
+ * enqueue) flush_ns later. With TTWU_PENDING_EARLY_CLEAR the flag is
+ * already clear in that window, which is exactly where concurrent wakers
+ * stack vCPUs.
  *
  * Time is simulated nanoseconds only; the only source of randomness is the
  * seeded sim_rng. Same parameters and seed give byte-identical output.
@@ -34,8 +35,11 @@
 #include "sim_rng.h"
 #include "sim_stats.h"
 
-#define SIM_MAX_PCPUS 128
-#define SIM_MAX_ENTITIES 1024	/* live vCPUs at once (sched/ table size) */
+/* SCHED_MAX_PCPUS; sim_sched.c asserts they agree (sim.h stays free of sched.h). */
+#define SIM_MAX_PCPUS 1024u
+/* Default size of the library's entity table (live vCPUs at once); a run
+ * with more sets sim_params.max_entities. */
+#define SIM_MAX_ENTITIES 1024u
 #define SIM_NS_PER_US 1000ULL
 #define SIM_NS_PER_MS 1000000ULL
 #define SIM_NS_PER_S 1000000000ULL
@@ -43,6 +47,7 @@
 /* Host costs and scheduler knobs: the parameters of one run. */
 struct sim_params {
 	unsigned nr_pcpus;
+	unsigned max_entities;	/* library entity table; 0 = SIM_MAX_ENTITIES */
 	uint64_t seed;
 	uint64_t duration_ns;	/* simulated time */
 	uint64_t warmup_ns;	/* samples before this are dropped */

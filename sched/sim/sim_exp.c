@@ -89,7 +89,7 @@ const char *const sim_set_names[] = {
 	"exit_ns", "kick_ns", "wake_ns", "ctxsw_ns", "flush_ns", "wake_cost_ns", "slice_ns",
 	"balance_ns", "cost_jitter_pct", "check_every", "trace_until_ns",
 	/* workload knobs, read by the experiments that have them */
-	"work_ns", "msg_sleep_ns", "pcpus", "workers",
+	"work_ns", "msg_sleep_ns", "pcpus", "workers", "msgs",
 	NULL,
 };
 

@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"                     exit_ns kick_ns wake_ns ctxsw_ns flush_ns wake_cost_ns\n"
 		"                     slice_ns balance_ns cost_jitter_pct check_every\n"
 		"                     trace_until_ns (library trace to stderr until then)\n"
-		"                     work_ns msg_sleep_ns pcpus workers\n"
+		"                     work_ns msg_sleep_ns pcpus workers msgs\n"
 		"  --plot-dir DIR     write DIR/<id>.dat and DIR/<id>.gp for gnuplot\n"
 		"  --md FILE          also append the markdown report to FILE\n"
 		"  --summary          end with one table of every experiment's headline A/B\n"

@@ -12,10 +12,13 @@
 #include "sched/sched.h"
 #include "sim.h"
 
+_Static_assert(SIM_MAX_PCPUS == SCHED_MAX_PCPUS, "the simulator takes every pCPU count sched/ does");
+
 struct sim_sched {
 	struct sched_handle h;
 	void *mem;
-	struct sim_vcpu *by_id[SIM_MAX_ENTITIES];	/* entity id -> vCPU */
+	struct sim_vcpu **by_id;	/* entity id -> vCPU, max_entities of them */
+	unsigned max_entities;
 	struct sim_sched_counts counts;
 };
 
@@ -82,7 +85,8 @@ int sim_sched_init(struct sim *s)
 		.tick_ns = SCHED_DEFAULT_TICK_NS,
 		.features = s->p.features[0] ? s->p.features : NULL,
 	};
-	size_t len = sched_domain_size(s->nr_pcpus, SIM_MAX_ENTITIES);
+	unsigned max_ent = s->p.max_entities ? s->p.max_entities : SIM_MAX_ENTITIES;
+	size_t len = sched_domain_size(s->nr_pcpus, max_ent);
 	struct sim_sched *ss;
 	int r;
 
@@ -92,17 +96,22 @@ int sim_sched_init(struct sim *s)
 	ss = calloc(1, sizeof(*ss));
 	if (!ss)
 		return -ENOMEM;
+	ss->max_entities = max_ent;
+	ss->by_id = calloc(max_ent, sizeof(*ss->by_id));
 	ss->mem = aligned_alloc(64, len);
-	if (!ss->mem) {
+	if (!ss->mem || !ss->by_id) {
+		free(ss->mem);
+		free(ss->by_id);
 		free(ss);
 		return -ENOMEM;
 	}
 	memset(ss->mem, 0, len);
-	r = sched_domain_init(ss->mem, len, s->nr_pcpus, SIM_MAX_ENTITIES, &dp);
+	r = sched_domain_init(ss->mem, len, s->nr_pcpus, max_ent, &dp);
 	if (r) {
 		fprintf(stderr, "lagvisor-sim: bad scheduler parameters (features \"%s\"): %d\n",
 			s->p.features, r);
 		free(ss->mem);
+		free(ss->by_id);
 		free(ss);
 		return r;
 	}
@@ -110,6 +119,7 @@ int sim_sched_init(struct sim *s)
 	if (r) {
 		sched_domain_destroy(ss->mem);
 		free(ss->mem);
+		free(ss->by_id);
 		free(ss);
 		return r;
 	}
@@ -121,6 +131,7 @@ void sim_sched_fini(struct sim *s)
 {
 	sched_domain_destroy(s->sched->mem);
 	free(s->sched->mem);
+	free(s->sched->by_id);
 	free(s->sched);
 	s->sched = NULL;
 }
@@ -149,7 +160,7 @@ void sim_sched_create(struct sim *s, struct sim_vcpu *v)
 	check(s, r, "entity_add");
 	if (r < 0)
 		return;
-	if (id >= SIM_MAX_ENTITIES) {
+	if (id >= s->sched->max_entities) {
 		sim_fail(s, -ERANGE, "entity id out of range");
 		return;
 	}
@@ -210,7 +221,7 @@ struct sim_vcpu *sim_sched_schedule(struct sim *s, unsigned pcpu)
 	check(s, r, "schedule");
 	if (r < 0 || sw.next == SCHED_NONE)
 		return NULL;
-	next = sw.next < SIM_MAX_ENTITIES ? s->sched->by_id[sw.next] : NULL;
+	next = sw.next < s->sched->max_entities ? s->sched->by_id[sw.next] : NULL;
 	if (!next) {
 		sim_fail(s, -EPROTO, "sched_schedule picked an unknown entity");
 		return NULL;

@@ -2,7 +2,7 @@
  * A slow, obviously-correct reference of the scheduler for the randomized
  * test: plain arrays and linear scans, no tree, no zero point, absolute
  * virtual times. It applies the same operations with the same rules
- * (EEVDF-SPEC.md) and integer rounding, so after every step the library's
+ * (sched/README.md) and integer rounding, so after every step the library's
  * state must equal it exactly. Up to REF_MAX_PCPUS x REF_MAX_ENTS.
  */
 #ifndef LAGVISOR_SCHED_TESTS_REF_MODEL_H

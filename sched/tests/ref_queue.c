@@ -229,7 +229,8 @@ void rm_enqueue(struct ref *r, unsigned p, int id, unsigned flags)
 	e->delayed = false;
 	e->pcpu = p;
 	e->st = SCHED_ES_QUEUED;
-	/* spec §3: an entity placed with lag l has lag l right after */
+	/* sched/README.md §3: an entity placed with lag l has lag l right
+	 * after */
 	if (FEAT(PLACE_LAG)) {
 		int64_t now_lag = (int64_t)(ref_V(r, p) - e->v);
 		if (now_lag - e->placed_lag > 1 || e->placed_lag - now_lag > 1)
@@ -337,8 +338,8 @@ void rm_reweight(struct ref *r, unsigned p, int id, uint32_t w)
 	e->v = V + (uint64_t)(int64_t)rm_fdiv(2 * num + den, 2 * den);
 	e->d = V + (uint64_t)(int64_t)((s128)dr * old / w);
 	e->vprot = V + (uint64_t)(int64_t)((s128)pr * old / w);
-	/* spec §3: V does not change under reweight (to one unit; a clamped
-	 * lag legitimately moves it) */
+	/* sched/README.md §3: V does not change under reweight (to one
+	 * unit; a clamped lag legitimately moves it) */
 	dv = (int64_t)(ref_V(r, p) - V);
 	if (!clamped && (dv > 1 || dv < -1))
 		rm_model_fail(r, "V changed by reweight", id);

@@ -1,5 +1,6 @@
 /*
- * Unit tests of the EEVDF operations against hand-computed values (spec §2).
+ * Unit tests of the EEVDF operations against hand-computed values
+ * (sched/README.md §2).
  * Virtual times are written relative to V0_START = (u64)-2^20, so several of
  * them cross the u64 wrap. Slice 3 ms, tick 1 ms, nice 0 (w = 1024) unless
  * stated, so virtual and wall time coincide for w = 1024.

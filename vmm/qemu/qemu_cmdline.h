@@ -2,7 +2,7 @@
  * The QEMU command line libvirt generates, turned into a lagvisor launch:
  * a struct vm_config for the VM plus what the QEMU front itself acts on
  * (monitor socket, chardevs, fd sets, -S, -no-shutdown, pidfile...).
- * Options the contract (shared/LIBVIRT-QMP.md) does not need acted on are
+ * Options the contract (vmm/qemu/README.md §1) does not need acted on are
  * accepted and ignored; options lagvisor does not know are logged and
  * ignored, never fatal. Only bad values of options lagvisor acts on
  * (-m, -smp, -chardev...) fail. Pure apart from logging.

@@ -1,6 +1,6 @@
 /*
  * The QMP protocol (QEMU Machine Protocol) for one client connection, as
- * libvirt 9.0 uses it (shared/LIBVIRT-QMP.md): bytes in, bytes out, no
+ * libvirt 9.0 uses it (vmm/qemu/README.md): bytes in, bytes out, no
  * sockets and no threads here, so that it is tested without either. The
  * socket glue is qmp_server.
  *

@@ -1,6 +1,6 @@
 /*
  * Every command libvirt 9.0 sends to a running domain (start, runtime,
- * reconnect after a libvirtd restart: shared/LIBVIRT-QMP.md sections 3-5),
+ * reconnect after a libvirtd restart: vmm/qemu/README.md §3-§5),
  * answered from the VM's state. Queries about things lagvisor does not
  * have (block devices, iothreads, jobs) answer with empty lists, which is
  * the truth for such a VM.

@@ -2,7 +2,7 @@
  * Seed inputs for vmm/qemu/fuzz, written at build time:
  *     fuzz_qemu_seeds qmp|qemu_cmdline DIR
  * qmp: a control word, then what libvirt 9.0 sends (the sequences
- * vmm/qemu/tests/test_qmp.c replays, shared/LIBVIRT-QMP.md) and the bad
+ * vmm/qemu/tests/test_qmp.c replays, vmm/qemu/README.md §3-§5) and the bad
  * requests that test checks. qemu_cmdline: LAGVISOR_QEMU_OPTS, then the
  * command lines test_qemu_cmdline.c parses, arguments separated by NULs.
  */

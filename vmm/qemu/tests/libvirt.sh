@@ -201,7 +201,8 @@ define() {  # NAME LAGVISOR_OPTS CMDLINE
 		--cmdline "$3" --no-start >/dev/null
 }
 
-# lifecycle NAME PATTERN: the virsh commands DESIGN.md names, in order.
+# lifecycle NAME PATTERN: the virsh commands of vmm/qemu/README.md §3-§4,
+# in order.
 lifecycle() {
 	local name=$1 pattern=$2 pid out
 	# <cputune><shares>: lagvisor reads the domain cgroup's CPU weight.

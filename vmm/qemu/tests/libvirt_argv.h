@@ -1,5 +1,5 @@
 /*
- * libvirt 9.0's command line for dom-min.xml (LIBVIRT-QMP.md section 1),
+ * libvirt 9.0's command line for dom-min.xml (vmm/qemu/README.md §1),
  * as a list of string literals: the QEMU-front unit test parses it and the
  * qemu_cmdline fuzz target seeds from it.
  */

@@ -9,7 +9,7 @@
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* libvirt's command line for dom-min.xml (LIBVIRT-QMP.md section 1). */
+/* libvirt's command line for dom-min.xml (vmm/qemu/README.md §1). */
 static void test_libvirt_json_form(void)
 {
 	char *const argv[] = {

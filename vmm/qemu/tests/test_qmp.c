@@ -1,6 +1,6 @@
 /*
  * The QMP protocol module against libvirt 9.0's observed sequences
- * (shared/LIBVIRT-QMP.md sections 3-5) and against bad input: every reply
+ * (vmm/qemu/README.md §3-§5) and against bad input: every reply
  * is checked as parsed JSON, and the connection must keep answering after
  * each bad request.
  */
@@ -288,7 +288,7 @@ static void test_runtime(void)
 	drop_msgs();
 }
 
-/* LIBVIRT-QMP.md section 5: all must succeed or libvirt kills the VM. */
+/* vmm/qemu/README.md §5: all must succeed or libvirt kills the VM. */
 static void test_reconnect_sequence(void)
 {
 	static const char *const cmds[] = {
