@@ -44,8 +44,21 @@
 #define SIM_NS_PER_MS 1000000ULL
 #define SIM_NS_PER_S 1000000000ULL
 
+/*
+ * Whose scheduler the run models (sim_host.c). LAGVISOR: the library as
+ * lagvisor configures it, its wake pCPU choice, lagvisor's userspace costs.
+ * HOST: the Linux scheduler treating vCPUs as plain threads: the library
+ * set to Linux's feature defaults and base slice, wakes placed the way
+ * select_idle_sibling places them, in-kernel costs.
+ */
+enum sim_model { SIM_MODEL_LAGVISOR, SIM_MODEL_HOST };
+
 /* Host costs and scheduler knobs: the parameters of one run. */
 struct sim_params {
+	enum sim_model model;
+	unsigned llc_pcpus;	/* HOST: pCPUs sharing a last-level cache (0 = 16) */
+	unsigned sis_scan;	/* HOST: most LLC siblings a wake looks at (0 = 8) */
+	bool lat_from_stamp;	/* a message's wake samples start before its wake cost */
 	unsigned nr_pcpus;
 	unsigned max_entities;	/* library entity table; 0 = SIM_MAX_ENTITIES */
 	uint64_t seed;
@@ -62,7 +75,7 @@ struct sim_params {
 	unsigned cost_jitter_pct;	/* each host cost varies uniformly by +-this % */
 	uint64_t check_every;	/* run sched_domain_check every N events, 0 = at end */
 	uint64_t trace_until_ns;	/* print the library's trace events before this time */
-	char features[256];	/* sched_features_parse list, "" = defaults */
+	char features[512];	/* sched_features_parse list, "" = defaults */
 };
 
 enum sim_workload {
@@ -97,13 +110,14 @@ struct sim_vcpu {
 	enum sim_vstate state;
 	enum sim_workload wl;
 	unsigned weight;	/* nice-0 = 1024 */
+	uint64_t slice_ns;	/* its own slice request, 0 = the domain's */
 	bool idle_class;
 	unsigned group;		/* schbench group, or user tag */
 	int pcpu;		/* pCPU it runs or last ran on, -1 none */
 	uint64_t gen;		/* bumps cancel this vCPU's pending events */
 
 	/* workload parameters and state */
-	uint64_t run_ns, sleep_ns, period_ns;
+	uint64_t run_ns, sleep_ns, period_ns;	/* MSG with period_ns: absolute rounds */
 	unsigned jitter_pct;	/* run/sleep lengths vary by +-this % (default 10) */
 	uint64_t seg_left_ns;	/* CPU work left in the current segment */
 	unsigned msg_next;	/* SIM_WL_MSG: next worker index to wake */
@@ -186,6 +200,9 @@ int sim_vcpu_start_at(struct sim *s, struct sim_vcpu *v, int creator, uint64_t a
 int sim_run(struct sim *s);
 /* Wakes a sleeping vCPU from a waker on pCPU waker (-1: its own timer). */
 void sim_wake(struct sim *s, struct sim_vcpu *v, int waker, enum sim_lat kind);
+/* The same, with the latency sample starting at stamp_ns (<= now). */
+void sim_wake_stamped(struct sim *s, struct sim_vcpu *v, int waker, enum sim_lat kind,
+		      uint64_t stamp_ns);
 void sim_fail(struct sim *s, int err, const char *what);
 
 /* Host-side callbacks the library reaches through its host-ops table. */
@@ -211,8 +228,14 @@ int sim_sched_init(struct sim *s);
 void sim_sched_fini(struct sim *s);
 void sim_sched_create(struct sim *s, struct sim_vcpu *v);
 void sim_sched_remove(struct sim *s, struct sim_vcpu *v);
-/* Wake v from pCPU waker (-1: a thread on no pCPU); the library may kick. */
+/* Wake v from pCPU waker (-1: a thread on no pCPU); the library may kick.
+ * The HOST model chooses the pCPU itself (sim_host_select) and pins the
+ * wake there. */
 void sim_sched_wake(struct sim *s, struct sim_vcpu *v, int waker);
+/* pcpu has no curr, nothing queued and nothing in flight. */
+bool sim_sched_pcpu_idle(struct sim *s, unsigned pcpu);
+/* The library's pCPU of v's entity (last ran or queued), -1 never placed. */
+int sim_sched_prev(struct sim *s, struct sim_vcpu *v);
 /* Target side of a remote wake: take the list (early clear), then finish. */
 int sim_sched_take(struct sim *s, unsigned pcpu);
 void sim_sched_finish(struct sim *s, unsigned pcpu);
@@ -235,5 +258,19 @@ struct sim_sched_counts {
 	uint64_t wake_listed, wake_enqueued, wakeup_preempts, migrations;
 };
 void sim_sched_counts(const struct sim *s, struct sim_sched_counts *out);
+
+/*
+ * sim_host.c: the HOST model's Linux side. Feature list and base slice for
+ * the library; the wake's pCPU.
+ */
+/* Linux's defaults for the flags this sched/ has, as a features list; the
+ * flags Linux lacks (lagvisor's own) off. */
+void sim_host_features(char *buf, size_t len);
+/* Flags of sched/ the host table does not name (off in the host model). */
+void sim_host_features_unknown(char *buf, size_t len);
+/* 0.7 ms x (1 + log2(min(pCPUs, 8))): sysctl_sched_base_slice, scaled. */
+uint64_t sim_host_slice_ns(unsigned nr_pcpus);
+/* Where Linux's select_idle_sibling puts a wake of v (prev -1: the waker's). */
+unsigned sim_host_select(struct sim *s, int prev, int waker);
 
 #endif

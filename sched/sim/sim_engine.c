@@ -305,12 +305,18 @@ static void resched(struct sim *s, struct sim_pcpu *pc)
 
 void sim_wake(struct sim *s, struct sim_vcpu *v, int waker, enum sim_lat kind)
 {
+	sim_wake_stamped(s, v, waker, kind, s->now);
+}
+
+void sim_wake_stamped(struct sim *s, struct sim_vcpu *v, int waker, enum sim_lat kind,
+		      uint64_t stamp_ns)
+{
 	if (v->state == SIM_V_HALTING && !v->halt_dead) {
 		/* The HLT exit is still in flight: the vmm sees the interrupt
 		 * pending and resumes the guest instead of blocking. */
 		if (!v->wake_pending) {
 			v->wake_pending = true;
-			v->wake_ns = s->now;
+			v->wake_ns = stamp_ns;
 			v->lat_kind = kind;
 		}
 		return;
@@ -318,7 +324,7 @@ void sim_wake(struct sim *s, struct sim_vcpu *v, int waker, enum sim_lat kind)
 	if (v->state != SIM_V_SLEEP)
 		return;
 	v->state = SIM_V_QUEUED;
-	v->wake_ns = s->now;
+	v->wake_ns = stamp_ns;
 	v->lat_kind = kind;
 	v->gen++;	/* cancels its own timer */
 	v->seg_left_ns = sim_workload_begin(s, v);

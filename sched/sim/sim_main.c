@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "sim_costs.h"
 #include "sim_exp.h"
+#include "sim_fleet.h"
 
 static void usage(FILE *f)
 {
@@ -19,6 +21,9 @@ static void usage(FILE *f)
 		"usage: lagvisor-sim [--exp ID|all] [--seed N] [--scale X] [--check]\n"
 		"                    [--sched-feature LIST] [--set NAME=VALUE]... [--plot-dir DIR]\n"
 		"                    [--md FILE] [--summary]\n"
+		"       lagvisor-sim --vs-host [--costs NAME] [--sizes LIST] [--ratios LIST]\n"
+		"       lagvisor-sim --calibrate [--costs NAME] [--measured C:K:P50:P99]...\n"
+		"                    [--tolerance PCT]\n"
 		"       lagvisor-sim --selftest | --list\n"
 		"  --exp ID           experiment 000..004 (default all)\n"
 		"  --seed N           simulator seed (default 1); same seed, same output\n"
@@ -35,7 +40,18 @@ static void usage(FILE *f)
 		"  --summary          end with one table of every experiment's headline A/B\n"
 		"  --expect-check-failure  exit 0 only if a check failed (and nothing else\n"
 		"                     did): for tests that neutralise the flag under test\n"
-		"  --selftest         check the engine (heap, percentiles, determinism)\n");
+		"  --selftest         check the engine (heap, percentiles, determinism)\n"
+		"  --vs-host          latency VMs beside hog VMs under the host model and\n"
+		"                     lagvisor's policy: p99/p99.9 ratios (sim_fleet.c)\n"
+		"  --costs NAME       mechanism cost set: pvm (measured here) or vmx\n"
+		"                     (published); default both (--calibrate: pvm)\n"
+		"  --sizes LIST       pCPU counts for --vs-host (default 8,64,256,1024)\n"
+		"  --ratios LIST      vCPU:pCPU levels for --vs-host (default 2,3)\n"
+		"  --calibrate        bench-tail's workload at 2 pCPUs against measured\n"
+		"                     numbers; exit 1 if one is off by more than --tolerance\n"
+		"  --measured C:K:P50:P99  a measurement: C host or eevdf, level K, p50 and\n"
+		"                     p99 in us (default: the issue's 2:1 numbers)\n"
+		"  --tolerance PCT    calibration tolerance (default 30)\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -218,6 +234,33 @@ static int selftest(void)
 
 /* ---- main ------------------------------------------------------------- */
 
+/* "8,64,256" into out[]; 0 or -EINVAL. */
+static int parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, unsigned hi)
+{
+	char *end;
+
+	*n = 0;
+	while (*s) {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v < 1 || v > hi || *n == max || (*end && *end != ','))
+			return -EINVAL;
+		out[(*n)++] = (unsigned)v;
+		s = *end ? end + 1 : end;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+/*
+ * bench-tail's last 2:1 measurement on this host (issue 18): host-A p50
+ * 56 us p99 165 us; eevdf (old lagvisor defaults) p50 183 us p99 3457 us.
+ */
+static void default_measured(struct sim_fleet_opts *fo)
+{
+	sim_fleet_add_measured(fo, "host:2:56:165");
+	sim_fleet_add_measured(fo, "eevdf:2:183:3457");
+}
+
 static int run_one(const struct sim_experiment *e, const struct sim_opts *o,
 		   const char *plot_dir, FILE *md, struct sim_result *r)
 {
@@ -250,13 +293,23 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, 'l' },
 		{ "summary", no_argument, NULL, 'U' },
 		{ "expect-check-failure", no_argument, NULL, 'F' },
+		{ "vs-host", no_argument, NULL, 'V' },
+		{ "calibrate", no_argument, NULL, 'C' },
+		{ "costs", required_argument, NULL, 'k' },
+		{ "sizes", required_argument, NULL, 'z' },
+		{ "ratios", required_argument, NULL, 'r' },
+		{ "measured", required_argument, NULL, 'M' },
+		{ "tolerance", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_opts o = { .seed = 1, .scale = 1.0 };
 	const char *exp = "all", *plot_dir = NULL, *md_path = NULL;
 	bool check = false, summary = false, expect_fail = false;
-	int c, rc = 0;
+	int c, rc = 0, fleet_mode = 0;
+	struct sim_fleet_opts fo;
+
+	sim_fleet_opts_default(&fo);
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
@@ -325,6 +378,47 @@ int main(int argc, char **argv)
 			o.set_val[o.nr_sets++] = val;
 			break;
 		}
+		case 'V':
+		case 'C':
+			fleet_mode = c;
+			break;
+		case 'k':
+			if (!sim_cost_set_find(optarg)) {
+				fprintf(stderr, "lagvisor-sim: unknown --costs '%s' (pvm or vmx)\n", optarg);
+				return 2;
+			}
+			fo.costs = optarg;
+			break;
+		case 'z':
+			if (parse_list(optarg, fo.pcpus, &fo.nr_sizes, SIM_FLEET_MAX_SIZES, 1024)) {
+				fprintf(stderr, "lagvisor-sim: bad --sizes '%s' (want 1..1024,...)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			if (parse_list(optarg, fo.ratios, &fo.nr_ratios, SIM_FLEET_MAX_SIZES, 8)) {
+				fprintf(stderr, "lagvisor-sim: bad --ratios '%s' (want 1..8,...)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			if (sim_fleet_add_measured(&fo, optarg)) {
+				fprintf(stderr, "lagvisor-sim: bad --measured '%s' (want host|eevdf:LEVEL:P50_US:P99_US)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 't': {
+			char *end;
+			double t = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(t > 0 && t < 1000)) {
+				fprintf(stderr, "lagvisor-sim: bad --tolerance '%s' (percent)\n", optarg);
+				return 2;
+			}
+			fo.tolerance = t / 100.0;
+			break;
+		}
 		case 'T':
 			return selftest();
 		case 'l':
@@ -351,6 +445,17 @@ int main(int argc, char **argv)
 				bad);
 			return 2;
 		}
+	}
+	if (fleet_mode) {
+		fo.seed = o.seed;
+		fo.scale = o.scale;
+		fo.features = o.features;
+		if (fleet_mode == 'C' && !fo.nr_measured)
+			default_measured(&fo);
+		rc = fleet_mode == 'V' ? sim_fleet_vs_host(stdout, &fo) : sim_fleet_calibrate(stdout, &fo);
+		if (expect_fail && rc < 2)
+			return rc == 1 ? 0 : 1;
+		return rc == 1 && !check ? 0 : rc;
 	}
 	if (strcmp(exp, "all") && !sim_experiment_find(exp)) {
 		fprintf(stderr, "lagvisor-sim: unknown experiment '%s' (see --list)\n", exp);

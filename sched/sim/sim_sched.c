@@ -151,6 +151,7 @@ void sim_sched_create(struct sim *s, struct sim_vcpu *v)
 	struct sched_entity_params ep = {
 		.weight = v->weight,
 		.idle_class = v->idle_class,
+		.slice_ns = v->slice_ns,
 		.create_pcpu = (unsigned)v->creator,
 		.cookie = v->id,
 	};
@@ -175,15 +176,66 @@ void sim_sched_remove(struct sim *s, struct sim_vcpu *v)
 	v->se = UINT32_MAX;
 }
 
+/*
+ * The HOST model's wake: the pCPU is select_idle_sibling's (sim_host.c),
+ * not the library's domain-wide idle scan, so the entity is allowed only
+ * that pCPU for the wake (sched_wake then takes it, as the least loaded
+ * allowed one) and everything again after. Linux has no such pinning; it
+ * is how the model reuses the library's placement and preemption with
+ * another choice of queue.
+ */
+static int wake_pinned(struct sim *s, struct sim_vcpu *v, int waker, struct sched_wake_result *res)
+{
+	int prev = sim_sched_prev(s, v);
+	unsigned target = sim_host_select(s, prev < 0 ? v->creator : prev, waker);
+	struct sched_cpuset one, all;
+	int r;
+
+	sched_cpuset_zero(&one);
+	sched_cpuset_set(&one, target);
+	sched_cpuset_zero(&all);
+	for (unsigned i = 0; i < s->nr_pcpus; i++)
+		sched_cpuset_set(&all, i);
+	r = sched_set_allowed(&s->sched->h, v->se, &one, s->now);
+	if (r < 0)
+		return r;
+	r = sched_wake(&s->sched->h, v->se, s->now, waker < 0 ? SCHED_NONE : (unsigned)waker, res);
+	if (r < 0)
+		return r;
+	return sched_set_allowed(&s->sched->h, v->se, &all, s->now);
+}
+
 void sim_sched_wake(struct sim *s, struct sim_vcpu *v, int waker)
 {
 	struct sched_wake_result res;
-	int r = sched_wake(&s->sched->h, v->se, s->now, waker < 0 ? SCHED_NONE : (unsigned)waker,
-			   &res);
+	int r;
 
+	if (s->p.model == SIM_MODEL_HOST)
+		r = wake_pinned(s, v, waker, &res);
+	else
+		r = sched_wake(&s->sched->h, v->se, s->now,
+			       waker < 0 ? SCHED_NONE : (unsigned)waker, &res);
 	check(s, r, "wake");
 	if (r >= 0 && res.how == SCHED_WAKE_ALREADY)
 		sim_fail(s, -EPROTO, "sched_wake: blocked vCPU reported already runnable");
+}
+
+bool sim_sched_pcpu_idle(struct sim *s, unsigned pcpu)
+{
+	struct sched_pcpu_info info;
+	int r = sched_pcpu_get_info(&s->sched->h, pcpu, &info);
+
+	check(s, r, "pcpu_get_info");
+	return r >= 0 && info.idle;
+}
+
+int sim_sched_prev(struct sim *s, struct sim_vcpu *v)
+{
+	struct sched_entity_info info;
+	int r = sched_entity_get_info(&s->sched->h, v->se, &info);
+
+	check(s, r, "entity_get_info");
+	return r < 0 || info.pcpu == SCHED_NONE ? -1 : (int)info.pcpu;
 }
 
 int sim_sched_take(struct sim *s, unsigned pcpu)

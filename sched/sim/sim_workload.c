@@ -77,10 +77,24 @@ uint64_t sim_workload_step(struct sim *s, struct sim_vcpu *v, uint64_t *wake_at,
 		struct sim_vcpu *w = msg_next_worker(s, v);
 
 		if (w) {
+			/* wakebench stamps the TSC before its ICR write, so
+			 * there the sample holds the send's exit as well. */
+			uint64_t stamp = s->now;
+
+			if (s->p.lat_from_stamp && stamp >= s->p.wake_cost_ns)
+				stamp -= s->p.wake_cost_ns;
 			v->msg_next++;
-			sim_wake(s, w, v->pcpu, SIM_LAT_WAKE);
+			sim_wake_stamped(s, w, v->pcpu, SIM_LAT_WAKE, stamp);
 			if (msg_next_worker(s, v))
 				return s->p.wake_cost_ns;
+		}
+		if (v->period_ns) {
+			/* wakebench's rounds: a LAPIC one-shot at the next
+			 * multiple of the period, late rounds not made up. */
+			if (v->period_next <= s->now)
+				v->period_next = (s->now / v->period_ns + 1) * v->period_ns;
+			*wake_at = v->period_next;
+			return 0;
 		}
 		*wake_at = s->now + sim_rng_jitter(&s->rng, v->sleep_ns, v->jitter_pct);
 		return 0;
