@@ -72,7 +72,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 enum cli_opt {
 	OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY, OPT_SCHED,
 	OPT_SERIAL, OPT_STRICT_IO, OPT_NO_X2APIC,
-	OPT_NATIVE, OPT_HALT_POLL, OPT_QEMU_TESTDEV, OPT_VERBOSE, OPT_HELP,
+	OPT_NATIVE, OPT_HALT_POLL, OPT_QEMU_TESTDEV, OPT_NO_SECCOMP, OPT_VERBOSE, OPT_HELP,
 	OPT_SCHED_KNOB,       /* handed to sched_opts_apply by name */
 	OPT_IRQCHIP,
 };
@@ -98,6 +98,7 @@ static const struct cli_option run_options[] = {
 	{ "native", 0, true, OPT_NATIVE },
 	{ "halt-poll", 0, true, OPT_HALT_POLL },
 	{ "qemu-testdev", 0, false, OPT_QEMU_TESTDEV },
+	{ "no-seccomp", 0, false, OPT_NO_SECCOMP },
 	{ "verbose", 'v', false, OPT_VERBOSE },
 	{ "help", 'h', false, OPT_HELP },
 	{ "host-cpus", 0, true, OPT_SCHED_KNOB },
@@ -226,6 +227,9 @@ static int apply_option(const struct cli_option *o, const char *v,
 		break;
 	case OPT_QEMU_TESTDEV:
 		cfg->qemu_testdev = true;
+		break;
+	case OPT_NO_SECCOMP:
+		cfg->no_seccomp = true;
 		break;
 	case OPT_VERBOSE:
 		cfg->verbose++;
@@ -434,6 +438,9 @@ void cli_usage_run(FILE *f)
 	      "  --qemu-testdev       QEMU's test ports for kvm-unit-tests style images:\n"
 	      "                       fw_cfg (0x510, CPU count and RAM size), pc-testdev\n"
 	      "                       IRQ lines (0x2000 + n) and 0xe0-0xeb (default: off)\n"
+	      "  --no-seccomp         run without the syscall filters and with the\n"
+	      "                       capabilities it has (for debugging; default:\n"
+	      "                       each thread sandboxed once set up)\n"
 	      "  -v, --verbose        more messages (repeat for debug)\n"
 	      "  -h, --help           show this help\n"
 	      "\n"

@@ -41,6 +41,7 @@ struct vm_config {
 	                              * a PVM backend emulates the guest */
 	uint64_t halt_poll_ns;       /* --halt-poll: max poll window (user irqchip) */
 	bool qemu_testdev;           /* QEMU fw_cfg + pc-testdev ports (test images) */
+	bool no_seccomp;             /* --no-seccomp: no syscall filters (vmm/seccomp.h) */
 	unsigned verbose;            /* -v count: 1 info, 2+ debug */
 	struct sched_options sched_opts;  /* --host-cpus, --weight, ... (zero: defaults) */
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "vmm/seccomp.h"
 
 /* epoll data for the two internal fds; user fds use their index. */
 #define IOTHREAD_TAG_WAKE   ((uint64_t)-1)
@@ -101,6 +102,10 @@ static void *iothread_main(void *arg)
 	struct epoll_event evs[IOTHREAD_MAX_FDS + 2];
 
 	pthread_setname_np(pthread_self(), "io");
+	io->start_r = seccomp_thread_enter((enum seccomp_role)io->seccomp_role);
+	sem_post(io->start_sem);
+	if (io->start_r)
+		return NULL;
 	for (;;) {
 		int n = epoll_wait(io->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), -1);
 
@@ -125,10 +130,25 @@ static void *iothread_main(void *arg)
 
 int iothread_start(struct iothread *io)
 {
-	int r = pthread_create(&io->thread, NULL, iothread_main, io);
+	sem_t sem;
+	int r;
 
+	if (sem_init(&sem, 0, 0))
+		return -errno;
+	io->start_sem = &sem;
+	r = pthread_create(&io->thread, NULL, iothread_main, io);
+	if (!r) {
+		while (sem_wait(&sem) && errno == EINTR)
+			;
+		if (io->start_r)
+			pthread_join(io->thread, NULL);
+	}
+	sem_destroy(&sem);
+	io->start_sem = NULL;
 	if (r)
 		return -r;
+	if (io->start_r)
+		return io->start_r;
 	io->started = true;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #define LAGVISOR_VMM_IOTHREAD_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +38,11 @@ struct iothread {
 	bool started;
 	unsigned nr;
 	struct iothread_fd fds[IOTHREAD_MAX_FDS];
+	/* The sandbox the thread enters as it starts (vmm/seccomp.h; set
+	 * before iothread_start, 0: none); iothread_start returns its result. */
+	int seccomp_role;
+	int start_r;
+	sem_t *start_sem;
 };
 
 /* 0 or -errno. `on_signal` is called in the I/O thread per signal. */

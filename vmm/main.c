@@ -9,16 +9,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "vmm/cli.h"
 #include "vmm/config.h"
 #include "vmm/kvm.h"
+#include "vmm/seccomp.h"
 #include "vmm/stat.h"
 #include "vmm/vm.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE   2
+
+/* A shared domain of another user's needs some capabilities kept. */
+static uint64_t domain_keep_caps(struct vm *vm)
+{
+	struct stat st;
+
+	if (!vm->sched_on || vm->sched.shm.fd < 0 || fstat(vm->sched.shm.fd, &st))
+		return 0;
+	return seccomp_caps_for_domain(st.st_uid, false);
+}
 
 static int run(const struct vm_config *cfg)
 {
@@ -56,6 +68,12 @@ static int run(const struct vm_config *cfg)
 	}
 	if (vm_create(&vm, err, sizeof(err)))
 		goto fail;
+	r = seccomp_configure(!cfg->no_seccomp, domain_keep_caps(&vm));
+	if (r) {
+		snprintf(err, sizeof(err), "seccomp: %s", strerror(-r));
+		goto fail;
+	}
+	vm.seccomp_main = SECCOMP_ROLE_MAIN;
 	log_info("booting %s (%s) on %u vCPU(s)", cfg->kernel_path,
 		 vm.boot.format ? vm.boot.format : "kernel", cfg->nr_cpus);
 	code = vm_run(&vm);

@@ -15,6 +15,7 @@
 #include "common/compiler.h"
 #include "common/log.h"
 #include "vmm/exit_report.h"
+#include "vmm/seccomp.h"
 #include "vmm/vm.h"
 
 static void kick_handler(int sig)
@@ -479,6 +480,10 @@ static void *vcpu_thread(void *arg)
 		if (r)
 			log_error("vCPU %u: setup failed: %s", v->index, strerror(-r));
 	}
+	/* Set up: from here the thread needs only what its loop calls. */
+	if (!r && (r = seccomp_thread_enter(SECCOMP_ROLE_VCPU)))
+		log_error("vCPU %u: seccomp sandbox: %s (--no-seccomp runs without)", v->index,
+			  strerror(-r));
 	/* Every vCPU is set up before any runs: the boot vCPU's INIT/SIPI
 	 * to an AP that does not exist yet would be lost. */
 	if (vm_vcpu_ready(vm, r == 0)) {

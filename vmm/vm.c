@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 
 /* How long vm_run waits for a vCPU thread to leave KVM_RUN after the stop,
@@ -125,6 +126,7 @@ int vm_create(struct vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "I/O thread setup: %s", strerror(-r));
 		return r;
 	}
+	vm->iothread.seccomp_role = SECCOMP_ROLE_IO;
 	r = console_open(&vm->console, cfg, err, errlen);
 	if (r)
 		return r;
@@ -385,6 +387,15 @@ int vm_run(struct vm *vm)
 		vm->go = true;
 		pthread_cond_broadcast(&vm->cond);
 	}
+	pthread_mutex_unlock(&vm->lock);
+	/* Every thread is set up: this one only waits, joins and tears down. */
+	r = seccomp_thread_enter((enum seccomp_role)vm->seccomp_main);
+	if (r) {
+		log_error("main thread: seccomp sandbox: %s (--no-seccomp runs without)",
+			  strerror(-r));
+		vm_stop(vm, 1);
+	}
+	pthread_mutex_lock(&vm->lock);
 	while (!vm->stopping)
 		pthread_cond_wait(&vm->cond, &vm->lock);
 	pthread_mutex_unlock(&vm->lock);

@@ -55,6 +55,10 @@ struct vm {
 	 * in place, as QEMU does. */
 	void (*guest_reset)(void *arg);
 	void *guest_reset_arg;
+	/* The sandbox vm_run's thread enters once every vCPU runs
+	 * (vmm/seccomp.h): lagvisor run's main; 0 (none) for the QEMU front,
+	 * whose main thread has its own. */
+	int seccomp_main;
 
 	pthread_mutex_t lock;          /* guards the fields below */
 	pthread_cond_t cond;           /* signalled whenever one changes */

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "vmm/kvm.h"
 #include "vmm/qemu/cgroup_weight.h"
+#include "vmm/seccomp.h"
 #include "vmm/vm_reset.h"
 
 /* How long the last events may take to reach libvirt before exiting. */
@@ -379,6 +380,7 @@ int front_init(struct front *f, struct qemu_launch *launch)
 		log_error("I/O thread setup: %s", strerror(-r));
 		return r;
 	}
+	f->io.seccomp_role = SECCOMP_ROLE_QMP;
 	if (launch->serial) {
 		r = chardev_open(&f->serial, launch, qemu_launch_chardev(launch, launch->serial),
 				 err, sizeof(err));

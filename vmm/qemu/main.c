@@ -14,11 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "vmm/qemu/front.h"
 #include "vmm/qemu/qemu_cmdline.h"
+#include "vmm/sched_shm.h"
+#include "vmm/seccomp.h"
 
 #define QEMU_DEFAULT_BINARY "/usr/bin/qemu-system-x86_64"
 
@@ -90,6 +93,33 @@ static void to_dev_null(void)
 		close(fd);
 }
 
+/* A rebuild reopens the shared domain's file: another user's needs some
+ * capabilities kept (seccomp.h). */
+static uint64_t domain_keep_caps(const struct vm_config *cfg)
+{
+	char path[256];
+	struct stat st;
+
+	if (cfg->sched != SCHED_MODE_EEVDF || !cfg->sched_opts.domain ||
+	    sched_shm_path(NULL, cfg->sched_opts.domain, path, sizeof(path)) ||
+	    stat(path, &st))
+		return 0;
+	return seccomp_caps_for_domain(st.st_uid, true);
+}
+
+/* After setup (monitor listening, pidfile written): the main thread only
+ * (re)builds and tears down VMs from here, in its sandbox. */
+static int sandbox(const struct qemu_launch *launch)
+{
+	int r = seccomp_configure(!launch->cfg.no_seccomp, domain_keep_caps(&launch->cfg));
+
+	if (!r)
+		r = seccomp_thread_enter(SECCOMP_ROLE_QEMU_MAIN);
+	if (r)
+		log_error("seccomp sandbox: %s (-lagvisor seccomp=off runs without)", strerror(-r));
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct qemu_launch launch;
@@ -132,6 +162,11 @@ int main(int argc, char **argv)
 		if (write(ready_fd, "", 1) != 1)
 			log_warn("-daemonize: parent gone");
 		close(ready_fd);
+	}
+	if (sandbox(&launch)) {
+		front_destroy(&front);
+		qemu_launch_free(&launch);
+		return 1;
 	}
 	code = front_run(&front);
 	front_destroy(&front);

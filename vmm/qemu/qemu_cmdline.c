@@ -297,6 +297,8 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 			l->cfg.strict_io = b;
 		} else if (!strcmp(k, "native") && (!strcmp(v, "auto") || !strcmp(v, "off"))) {
 			l->cfg.no_native = !strcmp(v, "off");
+		} else if (!strcmp(k, "seccomp") && !qemu_opts_get_bool(&o, k, true, &b)) {
+			l->cfg.no_seccomp = !b;
 		} else if (!strcmp(k, "machine") &&
 			   (!strcmp(v, "kvm") || !strcmp(v, "standin"))) {
 			l->standin = !strcmp(v, "standin");
@@ -307,7 +309,7 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 		} else {
 			snprintf(err, errlen, "-lagvisor %s=%s: unknown setting or bad value "
 				 "(sched=host|eevdf, irqchip=kernel|user, strict-io=on|off, native=auto|off, "
-				 "verbose=N, machine=kvm|standin, or a lagvisor run scheduler "
+				 "seccomp=on|off, verbose=N, machine=kvm|standin, or a lagvisor run scheduler "
 				 "option: host-cpus, weight, nice, slice, idle, sched-feature, "
 				 "sched-domain, trace)", k, v);
 			r = -EINVAL;
