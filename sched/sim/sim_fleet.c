@@ -95,7 +95,12 @@ static void fleet_params(struct sim_params *p, const struct sim_fleet_opts *o,
 	p->lat_from_stamp = true;
 	sim_costs_apply(p, cs, model);
 	if (model == SIM_MODEL_HOST) {
+		size_t n;
+
 		sim_host_features(p->features, sizeof(p->features));
+		n = strlen(p->features);
+		if (o->host_features && n < sizeof(p->features))
+			snprintf(p->features + n, sizeof(p->features) - n, ",%s", o->host_features);
 		p->slice_ns = sim_host_slice_ns(pcpus);
 	} else if (o->features) {
 		snprintf(p->features, sizeof(p->features), "%s", o->features);
@@ -182,13 +187,14 @@ static void print_models(FILE *f, const struct sim_fleet_opts *o)
 
 	sim_host_features(feat, sizeof(feat));
 	sim_host_features_unknown(unknown, sizeof(unknown));
-	fprintf(f, "Models: **host** = the sched/ library with Linux's flags (`%s`), base slice "
+	fprintf(f, "Models: **host** = the sched/ library with Linux's flags (`%s%s%s`), base slice "
 		   "0.7 ms x (1 + log2 min(pCPUs, 8)), a wake on its previous pCPU if idle, else "
 		   "on the first idle one of 8 of its 16-pCPU LLC, else queued on the previous; "
 		   "in-kernel costs. **lagvisor** = the library with its defaults%s%s, its "
 		   "domain-wide wake choice, latency VMs' slice %.0f us (bench-tail's --slice), "
 		   "userspace costs.%s%s%s\n\n",
-		feat, o->features ? " and " : "", o->features ? o->features : "",
+		feat, o->host_features ? "," : "", o->host_features ? o->host_features : "",
+		o->features ? " and " : "", o->features ? o->features : "",
 		(double)o->lat_slice_ns / 1e3, unknown[0] ? " lagvisor's own flags, off in the "
 		"host model, at their defaults in lagvisor: `" : "", unknown, unknown[0] ? "`." : "");
 }
@@ -299,4 +305,49 @@ int sim_fleet_calibrate(FILE *f, const struct sim_fleet_opts *o)
 	}
 	fprintf(f, "\n");
 	return rc;
+}
+
+/*
+ * What the host model changes is only what sim_host.c says: with lagvisor's
+ * flags, slices and costs, and a scan over every pCPU (one LLC, P - 1
+ * siblings: prev if idle, else the first idle after it, wrapping, which is
+ * sched/'s own choice), the pinned wakes must reproduce lagvisor's run
+ * exactly. A difference means the pinning itself (the allowed-set changes
+ * around each wake) perturbs the library, and every host number would
+ * carry that error. With --sis-scan N < P - 1 the choice differs and so
+ * must the numbers: the check is shown able to fail.
+ */
+int sim_fleet_model_check(FILE *f, const struct sim_fleet_opts *o)
+{
+	const struct sim_cost_set *cs = sim_cost_set_find(o->costs ? o->costs : "pvm");
+	const unsigned P = 8;
+	/* Few hogs, so that pCPUs go idle and the wake's choice matters. */
+	struct fleet_shape sh = { .pcpus = P, .lat_vms = 3, .lat_vcpus = VM_VCPUS, .hogs = 3 };
+	struct fleet_out h = { 0 }, l = { 0 };
+	struct sim_params ph, pl;
+	uint64_t t = (uint64_t)(2.0 * o->scale * (double)SIM_NS_PER_S);
+	int err;
+
+	if (!cs)
+		return 2;
+	fleet_params(&pl, o, cs, SIM_MODEL_LAGVISOR, P, t);
+	ph = pl;
+	ph.model = SIM_MODEL_HOST;
+	ph.llc_pcpus = P;
+	ph.sis_scan = o->sis_scan ? o->sis_scan : P - 1;
+	err = run_fleet(&pl, &sh, o->lat_slice_ns, &l);
+	if (!err)
+		err = run_fleet(&ph, &sh, o->lat_slice_ns, &h);
+	if (err)
+		return 2;
+	bool same = h.samples == l.samples && h.p50_us == l.p50_us && h.p99_us == l.p99_us &&
+		    h.p999_us == l.p999_us && h.hog_share == l.hog_share;
+
+	fprintf(f, "### Model check: the host model configured as lagvisor (scan %u of %u pCPUs)\n\n"
+		   "| model | wakes | p50 / p99 / p99.9 us | hog share |\n|---|---:|---|---:|\n"
+		   "| lagvisor | %zu | %.1f / %.1f / %.1f | %.4f |\n"
+		   "| host as lagvisor | %zu | %.1f / %.1f / %.1f | %.4f |\n\n- %s: identical runs\n\n",
+		ph.sis_scan, P, l.samples, l.p50_us, l.p99_us, l.p999_us, l.hog_share, h.samples,
+		h.p50_us, h.p99_us, h.p999_us, h.hog_share, same ? "PASS" : "FAIL");
+	return same ? 0 : 1;
 }

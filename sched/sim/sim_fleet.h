@@ -18,6 +18,7 @@ struct sim_fleet_opts {
 	uint64_t seed;
 	double scale;			/* multiplies simulated time */
 	const char *features;		/* extra lagvisor features, or NULL */
+	const char *host_features;	/* changes to the host model's flags, or NULL */
 	const char *costs;		/* cost set name, NULL = every set */
 	unsigned nr_sizes;
 	unsigned pcpus[SIM_FLEET_MAX_SIZES];	/* --vs-host sizes */
@@ -32,6 +33,7 @@ struct sim_fleet_opts {
 		double p50_us, p99_us;
 	} measured[SIM_FLEET_MAX_MEASURED];
 	double tolerance;		/* calibration: |sim/measured - 1| allowed */
+	unsigned sis_scan;		/* --model-check: the host's scan, 0 = all */
 };
 
 void sim_fleet_opts_default(struct sim_fleet_opts *o);
@@ -42,5 +44,8 @@ int sim_fleet_add_measured(struct sim_fleet_opts *o, const char *spec);
  * failed, 2 on a simulation error. */
 int sim_fleet_vs_host(FILE *f, const struct sim_fleet_opts *o);
 int sim_fleet_calibrate(FILE *f, const struct sim_fleet_opts *o);
+/* The host model set up exactly as lagvisor (flags, slices, costs, an
+ * unbounded scan) must give lagvisor's numbers to the bit. */
+int sim_fleet_model_check(FILE *f, const struct sim_fleet_opts *o);
 
 #endif

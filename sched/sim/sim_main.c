@@ -24,6 +24,7 @@ static void usage(FILE *f)
 		"       lagvisor-sim --vs-host [--costs NAME] [--sizes LIST] [--ratios LIST]\n"
 		"       lagvisor-sim --calibrate [--costs NAME] [--measured C:K:P50:P99]...\n"
 		"                    [--tolerance PCT]\n"
+		"       lagvisor-sim --model-check [--sis-scan N]\n"
 		"       lagvisor-sim --selftest | --list\n"
 		"  --exp ID           experiment 000..004 (default all)\n"
 		"  --seed N           simulator seed (default 1); same seed, same output\n"
@@ -51,7 +52,10 @@ static void usage(FILE *f)
 		"                     numbers; exit 1 if one is off by more than --tolerance\n"
 		"  --measured C:K:P50:P99  a measurement: C host or eevdf, level K, p50 and\n"
 		"                     p99 in us (default: the issue's 2:1 numbers)\n"
-		"  --tolerance PCT    calibration tolerance (default 30)\n");
+		"  --tolerance PCT    calibration tolerance (default 30)\n"
+		"  --host-feature L   change the host model's flags (what-if only)\n"
+		"  --model-check      the host model set up as lagvisor must reproduce it\n"
+		"                     exactly (--sis-scan N: a bounded scan, must differ)\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -300,6 +304,9 @@ int main(int argc, char **argv)
 		{ "ratios", required_argument, NULL, 'r' },
 		{ "measured", required_argument, NULL, 'M' },
 		{ "tolerance", required_argument, NULL, 't' },
+		{ "host-feature", required_argument, NULL, 'H' },
+		{ "model-check", no_argument, NULL, 'K' },
+		{ "sis-scan", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -378,8 +385,19 @@ int main(int argc, char **argv)
 			o.set_val[o.nr_sets++] = val;
 			break;
 		}
+		case 'i': {
+			uint64_t v;
+
+			if (parse_u64(optarg, &v) || v < 1 || v > 1023) {
+				fprintf(stderr, "lagvisor-sim: bad --sis-scan '%s' (1..1023)\n", optarg);
+				return 2;
+			}
+			fo.sis_scan = (unsigned)v;
+			break;
+		}
 		case 'V':
 		case 'C':
+		case 'K':
 			fleet_mode = c;
 			break;
 		case 'k':
@@ -419,6 +437,9 @@ int main(int argc, char **argv)
 			fo.tolerance = t / 100.0;
 			break;
 		}
+		case 'H':
+			fo.host_features = optarg;
+			break;
 		case 'T':
 			return selftest();
 		case 'l':
@@ -446,13 +467,24 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (fo.host_features) {
+		char bad[64];
+
+		if (sim_sched_features_check(fo.host_features, bad, sizeof(bad))) {
+			fprintf(stderr, "lagvisor-sim: unknown sched feature '%s' in --host-feature\n",
+				bad);
+			return 2;
+		}
+	}
 	if (fleet_mode) {
 		fo.seed = o.seed;
 		fo.scale = o.scale;
 		fo.features = o.features;
 		if (fleet_mode == 'C' && !fo.nr_measured)
 			default_measured(&fo);
-		rc = fleet_mode == 'V' ? sim_fleet_vs_host(stdout, &fo) : sim_fleet_calibrate(stdout, &fo);
+		rc = fleet_mode == 'V' ? sim_fleet_vs_host(stdout, &fo) :
+		     fleet_mode == 'C' ? sim_fleet_calibrate(stdout, &fo) :
+					 sim_fleet_model_check(stdout, &fo);
 		if (expect_fail && rc < 2)
 			return rc == 1 ? 0 : 1;
 		return rc == 1 && !check ? 0 : rc;
