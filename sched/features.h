@@ -64,6 +64,19 @@
 	 * nothing else would look. Protection still holds unless the entity \
 	 * has a shorter slice (PREEMPT_SHORT). */                            \
 	F(PREEMPT_ELIGIBLE, 1)                                                \
+	/* A wake the waker marks SCHED_WAKE_SYNC (a vCPU that IPIs a vCPU   \
+	 * of its own VM and then halts: schbench's message/worker pattern)  \
+	 * that finds no idle pCPU goes to the waker's pCPU: it preempts or   \
+	 * follows the waker there, where the switch needs no kick, instead   \
+	 * of queueing behind a neighbour's vCPU on its previous pCPU. */     \
+	F(IPI_HANDOFF, 0)                                                     \
+	/* A wakee that finds no idle pCPU goes, among up to 16 allowed pCPUs \
+	 * from its previous one, to the one whose curr has the weakest claim \
+	 * (idle class; then protection over; then a longer slice than the   \
+	 * wakee's; fewer runnable; most of its request left), not always to  \
+	 * the previous one. Lock-free reads: a stale one costs a worse      \
+	 * choice, never consistency. */                                      \
+	F(WAKE_VICTIM, 0)                                                     \
 	/* Report "preempted" for a runnable vCPU waiting in a queue, so the  \
 	 * host can set the guest's steal-time preempted byte and the guest   \
 	 * stops waking tasks onto it. */                                      \

@@ -291,7 +291,7 @@ int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 void wake_unlink_locked(struct sched_domain *d, struct sched_rq *rq, uint32_t id);
 /* sched_wake with the entity lock already held. */
 int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
-		    struct sched_wake_result *res);
+		    unsigned hint, struct sched_wake_result *res);
 /* Move a queued entity to dst, then let dst preempt or start it. Entity
  * lock held (or none needed: state re-checked under the rq locks). */
 int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst, uint64_t now_ns);

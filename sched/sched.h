@@ -253,8 +253,9 @@ struct sched_wake_result {
 
 /*
  * Waker side. Choose a pCPU (previous if idle, else an idle allowed one,
- * else the previous; the previous must be allowed, else the least loaded
- * allowed one). With TTWU_PENDING and a chosen pCPU that is idle and not the
+ * else the waker's for a SCHED_WAKE_SYNC hint under IPI_HANDOFF, else the
+ * weakest curr's under WAKE_VICTIM, else the previous; the previous must be
+ * allowed, else the least loaded allowed one). With TTWU_PENDING and a chosen pCPU that is idle and not the
  * waker's own (waker_pcpu, SCHED_NONE for a non-pCPU thread): set its
  * ttwu_pending, push the entity on its wake list, kick it (LISTED).
  * Otherwise enqueue there now with placement and wakeup preemption (ENQUEUED).
@@ -262,6 +263,14 @@ struct sched_wake_result {
  */
 int sched_wake(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned waker_pcpu,
 	       struct sched_wake_result *res);
+
+/* The waker (a vCPU on waker_pcpu) expects to block soon, typically right
+ * after the IPI that makes this wake; with IPI_HANDOFF a wakee that finds
+ * no idle pCPU goes to the waker's. */
+#define SCHED_WAKE_SYNC 1u
+/* sched_wake with hints (SCHED_WAKE_*; 0 is sched_wake). */
+int sched_wake_hint(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned waker_pcpu,
+		    unsigned hint, struct sched_wake_result *res);
 
 /*
  * Target side: enqueue everything on pcpu's wake list (placement, then one

@@ -15,9 +15,70 @@
  * idle masks without locks: a stale bit costs a stacked or a missed wakeup,
  * never consistency. O(P/64).
  */
-static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, unsigned prev,
-			    bool *idle)
+#define VICTIM_SCAN 16u
+
+/*
+ * WAKE_VICTIM: how strongly pCPU p's curr holds it against wakee e, lower is
+ * weaker: tier (idle-class curr for a normal wakee 0, protection over 1, a
+ * protected curr with a longer slice than e's under PREEMPT_SHORT 2, else
+ * 3), then runnable entities there, then the curr's request left (d - v,
+ * in ~us: the most left is the weakest). A pCPU between currs counts as
+ * tier 0. Racy reads (see select_pcpu).
+ */
+static uint64_t victim_claim(struct sched_domain *d, const struct sched_ent *e, unsigned p)
 {
+	struct sched_rq *rq = dom_rq(d, p);
+	uint32_t cur = LOAD(rq->curr);
+	uint64_t tier = 0, left = 0, runnable = rq_runnable(rq);
+	const struct sched_ent *c;
+
+	if (cur < d->max_entities) {
+		c = dom_ent(d, cur);
+		uint64_t v = LOAD(c->vruntime), dl = LOAD(c->deadline), prot = LOAD(c->vprot);
+		uint64_t cs = LOAD(c->slice_ns);
+
+		if (LOAD(c->idle_class) && !e->idle_class)
+			tier = 0;
+		else if (!feat(d, SCHED_FEAT_RUN_TO_PARITY) || !vt_before(v, prot))
+			tier = 1;
+		else if (feat(d, SCHED_FEAT_PREEMPT_SHORT) && e->slice_ns < cs)
+			tier = 2;
+		else
+			tier = 3;
+		left = vt_before(v, dl) ? (dl - v) >> 10 : 0;
+	}
+	if (runnable > 0xffff)
+		runnable = 0xffff;
+	if (left > 0xffffffffull)
+		left = 0xffffffffull;
+	return tier << 48 | runnable << 32 | (0xffffffffull - left);
+}
+
+static unsigned select_victim(struct sched_domain *d, const struct sched_ent *e, unsigned prev)
+{
+	unsigned n = d->nr_pcpus < VICTIM_SCAN ? d->nr_pcpus : VICTIM_SCAN, best = SCHED_NONE;
+	uint64_t best_claim = UINT64_MAX;
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned p = (prev + k) % d->nr_pcpus;
+		uint64_t c;
+
+		if (!ent_allowed(d, e, p))
+			continue;
+		c = victim_claim(d, e, p);
+		if (c < best_claim) {
+			best_claim = c;
+			best = p;
+		}
+	}
+	return best;
+}
+
+static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, unsigned prev,
+			    unsigned waker_pcpu, unsigned hint, bool *idle)
+{
+	unsigned v;
+
 	const uint64_t *mask = e->idle_class ? d->idle_mask : d->idle_normal_mask;
 	unsigned nw = (d->nr_pcpus + 63) / 64, pw = prev / 64, pb = prev % 64;
 
@@ -39,6 +100,11 @@ static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, u
 		}
 	}
 	*idle = false;
+	if ((hint & SCHED_WAKE_SYNC) && feat(d, SCHED_FEAT_IPI_HANDOFF) &&
+	    waker_pcpu < d->nr_pcpus && ent_allowed(d, e, waker_pcpu))
+		return waker_pcpu;
+	if (feat(d, SCHED_FEAT_WAKE_VICTIM) && (v = select_victim(d, e, prev)) != SCHED_NONE)
+		return v;
 	if (ent_allowed(d, e, prev))
 		return prev;
 	return least_loaded_allowed(d, e);
@@ -54,7 +120,7 @@ static void enqueue_woken_locked(struct sched_handle *h, struct sched_rq *rq, ui
 }
 
 int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
-		    struct sched_wake_result *res)
+		    unsigned hint, struct sched_wake_result *res)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
@@ -97,7 +163,7 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 		return 0;
 	}
 	prev = LOAD(e->pcpu);
-	target = select_pcpu(d, e, prev, &idle);
+	target = select_pcpu(d, e, prev, waker_pcpu, hint, &idle);
 	rq = dom_rq(d, target);
 	r = rq_lock(h, rq);
 	if (r)
@@ -137,6 +203,12 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 int sched_wake(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned waker_pcpu,
 	       struct sched_wake_result *res)
 {
+	return sched_wake_hint(h, id, now_ns, waker_pcpu, 0, res);
+}
+
+int sched_wake_hint(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned waker_pcpu,
+		    unsigned hint, struct sched_wake_result *res)
+{
 	struct sched_wake_result tmp;
 	struct sched_ent *e;
 	int r = check_id(h, id);
@@ -149,7 +221,7 @@ int sched_wake(struct sched_handle *h, unsigned id, uint64_t now_ns, unsigned wa
 	r = ent_lock(h->dom, e);
 	if (r)
 		return r;
-	r = wake_ent_locked(h, id, now_ns, waker_pcpu, res);
+	r = wake_ent_locked(h, id, now_ns, waker_pcpu, hint, res);
 	sched_unlock(&e->lock);
 	return r;
 }
@@ -295,7 +367,7 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 		wake_unlink_locked(d, rq, id);
 		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 		sched_unlock(&rq->lock);
-		r = wake_ent_locked(h, id, now_ns, SCHED_NONE, &res);
+		r = wake_ent_locked(h, id, now_ns, SCHED_NONE, 0, &res);
 	}
 out:
 	sched_unlock(&e->lock);

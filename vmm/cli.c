@@ -105,6 +105,7 @@ static const struct cli_option run_options[] = {
 	{ "weight", 0, true, OPT_SCHED_KNOB },
 	{ "nice", 0, true, OPT_SCHED_KNOB },
 	{ "slice", 0, true, OPT_SCHED_KNOB },
+	{ "latency", 0, true, OPT_SCHED_KNOB },
 	{ "idle", 0, false, OPT_SCHED_KNOB },
 	{ "sched-feature", 0, true, OPT_SCHED_KNOB },
 	{ "sched-domain", 0, true, OPT_SCHED_KNOB },
@@ -414,6 +415,8 @@ void cli_usage_run(FILE *f)
 	      "  --weight W           vCPU weight 1..1048576 (nice 0 = 1024)\n"
 	      "  --nice N             -20..19, instead of --weight\n"
 	      "  --slice DURATION     vCPU slice, e.g. 3ms, 750us (default 3ms)\n"
+	      "  --latency low|normal low: a latency-sensitive VM, its vCPUs get a\n"
+	      "                       100us slice (unless --slice says otherwise)\n"
 	      "  --idle               idle class: runs only when nothing else wants to\n"
 	      "  --sched-feature LIST NAME,NO_NAME,... scheduler feature flags\n"
 	      "  --sched-domain NAME  share run queues with other lagvisor VMs that\n"

@@ -82,6 +82,7 @@ int config_validate(const struct vm_config *cfg, const struct host_limits *limit
 		const char *knob = o->host_cpus_set ? "--host-cpus" :
 				   o->weight ? "--weight" : o->nice_set ? "--nice" :
 				   o->slice_ns ? "--slice" : o->idle ? "--idle" :
+				   o->latency_low ? "--latency" :
 				   o->features ? "--sched-feature" :
 				   o->domain ? "--sched-domain" : o->trace_path ? "--trace" : NULL;
 

@@ -53,6 +53,11 @@ struct sched_bind_vcpu {
 	bool has_timer;
 	uint64_t armed_ns;             /* what the timer is set to (0: off) */
 	uint64_t run_start_ns;         /* when it got its pCPU */
+	/* IPI_HANDOFF: when this vCPU last woke another of its VM (0: not
+	 * since it last halted), and how often it halted soon after, 0..3.
+	 * Only its own thread touches them. */
+	uint64_t last_wake_ns;
+	unsigned sync_score;
 	void (*kick)(void *opaque);    /* leave guest mode (immediate_exit + signal) */
 	/* Optional, called by the vCPU's thread right before it parks:
 	 * preempted = still runnable (PV steal time "preempted" byte). */

@@ -92,7 +92,8 @@ int sched_host_open(struct sched_host *sh, const struct sched_options *o, unsign
 	sh->ep.nice = o->nice_set ? o->nice : 0;
 	sh->ep.weight = o->weight;
 	sh->ep.idle_class = o->idle;
-	sh->ep.slice_ns = o->slice_ns;
+	sh->ep.slice_ns = o->slice_ns ? o->slice_ns :
+			  o->latency_low ? SCHED_OPTS_LOW_LATENCY_SLICE_NS : 0;
 	return 0;
 fail:
 	sched_host_close(sh);

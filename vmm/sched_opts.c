@@ -193,6 +193,12 @@ int sched_opts_apply(struct sched_options *o, const char *name, const char *v,
 				 "(e.g. 3ms, 750us, 100000ns)", v);
 			return -EINVAL;
 		}
+	} else if (!strcmp(name, "latency")) {
+		if (strcmp(v, "low") && strcmp(v, "normal")) {
+			snprintf(err, errlen, "--latency '%s': takes low or normal", v);
+			return -EINVAL;
+		}
+		o->latency_low = !strcmp(v, "low");
 	} else if (!strcmp(name, "idle")) {
 		o->idle = true;
 	} else if (!strcmp(name, "sched-feature")) {
@@ -220,6 +226,11 @@ int sched_opts_apply(struct sched_options *o, const char *name, const char *v,
 	if (o->weight && o->nice_set) {
 		snprintf(err, errlen, "--weight and --nice are exclusive (a weight "
 			 "is what a nice value maps to)");
+		return -EINVAL;
+	}
+	if (o->idle && o->latency_low) {
+		snprintf(err, errlen, "--idle excludes --latency low (an idle-class vCPU "
+			 "runs only when nothing else wants to)");
 		return -EINVAL;
 	}
 	if (o->idle && (o->weight || o->nice_set)) {

@@ -85,7 +85,8 @@ int ref_remove(struct ref *r, int id, uint64_t now)
 	return 0;
 }
 
-int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, struct sched_wake_result *res)
+int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, unsigned hint,
+	     struct sched_wake_result *res)
 {
 	struct ref_ent *e = &r->e[id];
 	unsigned prev = e->pcpu, t;
@@ -113,7 +114,7 @@ int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, struct sched_w
 		res->how = SCHED_WAKE_ALREADY;
 		return 0;
 	}
-	t = rm_select_pcpu(r, id, prev, &idle);
+	t = rm_select_pcpu(r, id, prev, waker, hint, &idle);
 	res->pcpu = t;
 	if (FEAT(TTWU_PENDING) && idle && t != waker) {
 		r->q[t].pending = true;
@@ -430,7 +431,7 @@ int ref_set_allowed(struct ref *r, int id, uint64_t mask, uint64_t now)
 	if (e->st == SCHED_ES_WAKING) {
 		unlink_wake(r, p, id);
 		e->st = SCHED_ES_BLOCKED;
-		return ref_wake(r, id, now, SCHED_NONE, &res);
+		return ref_wake(r, id, now, SCHED_NONE, 0, &res);
 	}
 	if (e->delayed) {
 		rm_update_curr(r, p, now);

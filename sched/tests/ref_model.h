@@ -52,7 +52,8 @@ uint64_t ref_V(struct ref *r, unsigned p);   /* without side effects */
 void ref_add(struct ref *r, int id, uint32_t base_w, bool idle, uint64_t slice,
 	     uint64_t allowed, unsigned create_pcpu, uint64_t now);
 int ref_remove(struct ref *r, int id, uint64_t now);
-int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, struct sched_wake_result *res);
+int ref_wake(struct ref *r, int id, uint64_t now, unsigned waker, unsigned hint,
+	     struct sched_wake_result *res);
 int ref_take(struct ref *r, unsigned p);
 int ref_finish(struct ref *r, unsigned p, uint64_t now);
 int ref_block(struct ref *r, int id, uint64_t now);

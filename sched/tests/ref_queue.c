@@ -406,7 +406,32 @@ unsigned rm_least_loaded(struct ref *r, int id)
 	return best;
 }
 
-unsigned rm_select_pcpu(struct ref *r, int id, unsigned prev, bool *idle)
+/* WAKE_VICTIM's claim of pCPU p's curr against wakee id (wake.c) */
+static uint64_t rm_claim(struct ref *r, int id, unsigned p)
+{
+	int c = r->q[p].curr;
+	uint64_t tier = 0, left = 0, n = rm_runnable(r, p);
+
+	if (c != NONE) {
+		struct ref_ent *ce = &r->e[c];
+
+		if (ce->idle && !r->e[id].idle)
+			tier = 0;
+		else if (!FEAT(RUN_TO_PARITY) || !before(ce->v, ce->vprot))
+			tier = 1;
+		else if (FEAT(PREEMPT_SHORT) && r->e[id].slice < ce->slice)
+			tier = 2;
+		else
+			tier = 3;
+		left = before(ce->v, ce->d) ? (ce->d - ce->v) >> 10 : 0;
+	}
+	n = n > 0xffff ? 0xffff : n;
+	left = left > 0xffffffffull ? 0xffffffffull : left;
+	return tier << 48 | n << 32 | (0xffffffffull - left);
+}
+
+unsigned rm_select_pcpu(struct ref *r, int id, unsigned prev, unsigned waker, unsigned hint,
+			bool *idle)
 {
 	bool ic = r->e[id].idle;
 
@@ -417,6 +442,27 @@ unsigned rm_select_pcpu(struct ref *r, int id, unsigned prev, bool *idle)
 			return c;
 	}
 	*idle = false;
+	if ((hint & SCHED_WAKE_SYNC) && FEAT(IPI_HANDOFF) && waker < r->np && rm_allowed(r, id, waker))
+		return waker;
+	if (FEAT(WAKE_VICTIM)) {
+		unsigned best = NONE, n = r->np < 16 ? r->np : 16;
+		uint64_t bc = UINT64_MAX;
+
+		for (unsigned k = 0; k < n; k++) {
+			unsigned p = (prev + k) % r->np;
+			uint64_t c;
+
+			if (!rm_allowed(r, id, p))
+				continue;
+			c = rm_claim(r, id, p);
+			if (c < bc) {
+				bc = c;
+				best = p;
+			}
+		}
+		if (best != (unsigned)NONE)
+			return best;
+	}
 	return rm_allowed(r, id, prev) ? prev : rm_least_loaded(r, id);
 }
 

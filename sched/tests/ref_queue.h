@@ -59,6 +59,7 @@ bool rm_wakeup_preempt(struct ref *r, unsigned p, int id);
 void rm_migrate(struct ref *r, unsigned src, unsigned dst, int id, uint64_t now);
 bool rm_idle_for(struct ref *r, unsigned p, bool idle_class);
 unsigned rm_least_loaded(struct ref *r, int id);
-unsigned rm_select_pcpu(struct ref *r, int id, unsigned prev, bool *idle);
+unsigned rm_select_pcpu(struct ref *r, int id, unsigned prev, unsigned waker, unsigned hint,
+			bool *idle);
 
 #endif

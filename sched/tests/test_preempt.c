@@ -1,7 +1,8 @@
 /*
  * Hand-computed cases for PREEMPT_ELIGIBLE (the slice timer at the moment an
- * earlier-deadline entity becomes eligible) and DELAY_ZERO (no lag earned
- * asleep). One pCPU, nice 0 (w = 1024, virtual = wall time), base slice
+ * earlier-deadline entity becomes eligible), DELAY_ZERO (no lag earned
+ * asleep), and which busy pCPU a wakee goes to (IPI_HANDOFF, WAKE_VICTIM).
+ * One pCPU unless stated, nice 0 (w = 1024, virtual = wall time), base slice
  * 3 ms, tick 1 ms; virtual times relative to V0_START.
  */
 #include "sched/internal.h"
@@ -136,8 +137,70 @@ static void test_delay_zero(void)
 	run_delay_complete("DELAY_DEQUEUE,NO_DELAY_ZERO", 250 * US);
 }
 
+/* h0 runs on pCPU 0, a (the waker) on pCPU 1; b last ran on 0. Neither is
+ * idle, so b goes to its previous pCPU unless a sync wake with IPI_HANDOFF
+ * sends it to the waker's. */
+/* Two pCPUs, one running entity on each, and a blocked b created on 0. */
+static struct tdom *two_busy(const char *features, unsigned *b)
+{
+	struct tdom *t = tdom_new(2, 4, features);
+
+	for (unsigned p = 0; p < 2; p++) {
+		unsigned c = tdom_add(t, p, 0, false);
+
+		sched_wake(&t->h, c, 0, p, NULL);
+		tsched(t, p, 0, c);
+	}
+	*b = tdom_add(t, 0, 0, false);
+	return t;
+}
+
+static void run_handoff(const char *features, unsigned hint, unsigned want)
+{
+	unsigned b;
+	struct tdom *t = two_busy(features, &b);
+	struct sched_wake_result wr;
+
+	CHECK_EQ(sched_wake_hint(&t->h, b, 100 * US, 1, hint, &wr), 0);
+	CHECK_EQ(wr.how, SCHED_WAKE_ENQUEUED);
+	CHECK_EQ(wr.pcpu, want);
+	tcheck(t, features);
+	tdom_free(t);
+}
+
+static void test_ipi_handoff(void)
+{
+	run_handoff("IPI_HANDOFF", SCHED_WAKE_SYNC, 1);
+	run_handoff("IPI_HANDOFF", 0, 0);
+	run_handoff("NO_IPI_HANDOFF", SCHED_WAKE_SYNC, 0);
+}
+
+/* h0 (pCPU 0) is inside its protection; h1 (pCPU 1) ran alone past its
+ * first deadline (1.5 ms), so its protection is over: WAKE_VICTIM sends
+ * b, whose previous pCPU is 0, to pCPU 1. */
+static void run_victim(const char *features, unsigned want)
+{
+	unsigned b;
+	struct tdom *t = two_busy(features, &b);
+	struct sched_wake_result wr;
+
+	CHECK_EQ(sched_tick(&t->h, 1, 2 * MS), 0);
+	CHECK_EQ(sched_wake(&t->h, b, 2 * MS, SCHED_NONE, &wr), 0);
+	CHECK_EQ(wr.pcpu, want);
+	tcheck(t, features);
+	tdom_free(t);
+}
+
+static void test_wake_victim(void)
+{
+	run_victim("WAKE_VICTIM", 1);
+	run_victim("NO_WAKE_VICTIM", 0);
+}
+
 int main(void)
 {
+	test_ipi_handoff();
+	test_wake_victim();
 	test_preempt_eligible();
 	test_eligible_respects_protection();
 	test_delay_zero();

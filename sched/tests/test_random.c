@@ -158,7 +158,7 @@ static const char *const flip_flags[] = {
 	"PLACE_LAG", "RUN_TO_PARITY", "PREEMPT_SHORT", "WAKEUP_PREEMPTION",
 	"IDLE_NO_COMPENSATION", "TTWU_PENDING", "PLACE_REL_DEADLINE",
 	"PLACE_DEADLINE_INITIAL", "FAIR_SLEEPERS", "PLACE_FIRST_ENQUEUE", "DELAY_DEQUEUE",
-	"DELAY_ZERO", "PREEMPT_ELIGIBLE",
+	"DELAY_ZERO", "PREEMPT_ELIGIBLE", "IPI_HANDOFF", "WAKE_VICTIM",
 };
 
 /* One random operation on both sides; returns non-zero on a mismatch. */
@@ -173,12 +173,13 @@ static int step(struct run *R)
 	if (k < 180) {
 		struct sched_wake_result x, y;
 		unsigned waker = below(R->np + 1);
+		unsigned hint = below(3) ? 0 : SCHED_WAKE_SYNC;
 
 		if (waker == R->np)
 			waker = SCHED_NONE;
 		R->op = "wake";
-		a = sched_wake(h, id, R->now, waker, &x);
-		b = ref_wake(ref, (int)id, R->now, waker, &y);
+		a = sched_wake_hint(h, id, R->now, waker, hint, &x);
+		b = ref_wake(ref, (int)id, R->now, waker, hint, &y);
 		EXPECT_SAME(a, b, "wake rc");
 		if (!a) {
 			EXPECT_SAME(x.how, y.how, "wake how");

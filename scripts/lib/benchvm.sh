@@ -122,7 +122,7 @@ bv_tsc_khz() {
 # output (one exit per byte) does not run beside it.
 bv_run_pair() {
 	local name=$1 sched=$2 feat=$3 nl=$4 nh=$5 level=${6:-}
-	local raw=$BV_OUT/raw dom="bt$$-$name" hp wp wrc hrc t0= t1= h0= h1= v0= v1= tstart
+	local raw=$BV_OUT/raw dom="bt$$-${name//[^A-Za-z0-9._-]/_}" hp wp wrc hrc t0= t1= h0= h1= v0= v1= tstart
 	local hlog=$raw/$name.hog.log wlog=$raw/$name.wb.log
 	rm -f "$hlog" "$wlog"
 	bv_sched_args "$sched" "$dom" "$feat" ""

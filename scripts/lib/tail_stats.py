@@ -379,13 +379,14 @@ def config_of(meta, name):
 
 
 def config_sort(c):
-    base = c.split(" ")[0].split("-NO_")[0]
+    base = c.split(" ")[0].split("-NO_")[0].split("+")[0]
     return (CONFIG_ORDER.index(base) if base in CONFIG_ORDER else len(CONFIG_ORDER), c)
 
 
 def label(c):
-    """eevdf-NO_X as 'eevdf NO_X', as benchvm.py names the feature rows."""
-    return c.replace("-NO_", " NO_")
+    """eevdf-NO_X as 'eevdf NO_X', as benchvm.py names the feature rows;
+    eevdf+X as 'eevdf +X'."""
+    return c.replace("-NO_", " NO_").replace("+", " +")
 
 
 def load_runs(raw):
@@ -645,7 +646,9 @@ def report(args):
         ran = {r["config"] for r in runs}
         lines += ["Configurations:"] + [f"- {c}: {d}" for c, d in DESCRIBE.items() if c in ran]
         lines += [f"- {label(c)}: eevdf with {c.split('-', 1)[1]} switched off"
-                  for c in sorted(ran) if c.startswith("eevdf-")] + [""]
+                  for c in sorted(ran) if c.startswith("eevdf-")]
+        lines += [f"- {label(c)}: eevdf with {c.split('+', 1)[1]} switched on"
+                  for c in sorted(ran) if c.startswith("eevdf+")] + [""]
     for c, why in skips.items():
         lines.append(f"- **{c}: SKIPPED**: {why}")
     if skips:

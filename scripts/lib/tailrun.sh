@@ -118,6 +118,7 @@ tr_run() {
 	qemu) TAIL_VMM_MODE=qemu ;;
 	eevdf) sched=eevdf ;;
 	eevdf-NO_*) sched=eevdf feat=${cfg#eevdf-} ;;
+	eevdf+*) sched=eevdf feat=${cfg#eevdf+} ;;
 	threads) ;;
 	*) echo "bench-tail: unknown configuration '$cfg'" >&2; return 1 ;;
 	esac

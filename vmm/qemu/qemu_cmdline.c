@@ -310,7 +310,7 @@ static int opt_lagvisor(struct qemu_launch *l, const char *arg, char *err,
 			snprintf(err, errlen, "-lagvisor %s=%s: unknown setting or bad value "
 				 "(sched=host|eevdf, irqchip=kernel|user, strict-io=on|off, native=auto|off, "
 				 "seccomp=on|off, verbose=N, machine=kvm|standin, or a lagvisor run scheduler "
-				 "option: host-cpus, weight, nice, slice, idle, sched-feature, "
+				 "option: host-cpus, weight, nice, slice, latency, idle, sched-feature, "
 				 "sched-domain, trace)", k, v);
 			r = -EINVAL;
 		}

@@ -105,6 +105,10 @@ static void test_cli(void)
 	CHECK(parse("--nice", "19", NULL) == CLI_RUN && o->nice == 19);
 	CHECK(parse("--nice=+3", NULL) == CLI_RUN && o->nice == 3);
 	CHECK(parse("--idle", NULL) == CLI_RUN && o->idle);
+	CHECK(parse("--latency", "low", NULL) == CLI_RUN && o->latency_low && !o->slice_ns);
+	CHECK(parse("--latency=normal", NULL) == CLI_RUN && !o->latency_low);
+	CHECK(parse("--latency", "low", "--idle", NULL) == -EINVAL);
+	CHECK_MSG(err, "--latency low");
 
 	/* each bad value: -EINVAL and a line naming the option */
 	static const struct { const char *opt, *val, *want; } bad[] = {
@@ -121,6 +125,7 @@ static void test_cli(void)
 		{ "--sched-domain", "../x", "--sched-domain '../x'" },
 		{ "--sched-domain", ".hidden", "--sched-domain" },
 		{ "--trace", "", "--trace" },
+		{ "--latency", "high", "--latency 'high'" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (!bad[i].want)

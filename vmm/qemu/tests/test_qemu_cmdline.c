@@ -58,7 +58,7 @@ static void test_libvirt_kv_form(void)
 		"-chardev", "file,id=charserial0,path=/dev/fdset/0,append=on",
 		"-device", "isa-serial,chardev=charserial0,id=serial0",
 		"-lagvisor", "irqchip=user,strict-io=on,host-cpus=0-1,,3,slice=3ms,weight=2048,"
-			     "sched-domain=shared1",
+			     "sched-domain=shared1,latency=low",
 		"--frobnicate", "7", "-another-unknown", "x", "-nodefaults", "disk.img",
 	};
 	struct qemu_launch l;
@@ -84,6 +84,7 @@ static void test_libvirt_kv_form(void)
 	      host_cpu_list_count(&l.cfg.sched_opts.host_cpus) == 3 &&
 	      host_cpu_list_test(&l.cfg.sched_opts.host_cpus, 3));
 	CHECK(l.cfg.sched_opts.slice_ns == 3000000 && l.cfg.sched_opts.weight == 2048);
+	CHECK(l.cfg.sched_opts.latency_low);
 	CHECK(l.cfg.sched_opts.domain && !strcmp(l.cfg.sched_opts.domain, "shared1"));
 	CHECK(l.nr_unknown == 3);                  /* 2 options + 1 bare word */
 	qemu_launch_free(&l);
