@@ -47,6 +47,8 @@ const struct seccomp_rule seccomp_rules[] = {
 	  "scheduler's slice timer, re-armed from the vCPU and when a wake hands on a pCPU"),
 	R(timer_gettime, SC_ALLOW, V | Q, "the host timer's state"),
 	R(sched_setaffinity, SC_ALLOW, V | Q, "a vCPU thread moves to the host CPU sched/ gave it"),
+	R(sched_getaffinity, SC_ALLOW, V | Q, "an affinity set from outside (libvirt's vcpupin); "
+	  "a new thread's start and the domain's host CPUs (Q)"),
 	R(sched_getscheduler, SC_ALLOW, V | Q, "a policy set from outside (libvirt's vcpusched idle)"),
 	R(sched_yield, SC_ALLOW, ALL, "spin waits (halt polling, the domain's locks)"),
 	R(clock_gettime, SC_ALLOW, ALL, "time (the vDSO's fallback)"),
@@ -95,7 +97,8 @@ const struct seccomp_rule seccomp_rules[] = {
 	R(sendto, SC_ALLOW, Q | P, "QMP replies and events"),
 	R(getrandom, SC_ALLOW, Q | P, "json-c seeds its hash tables (the first QMP objects)"),
 	R(dup3, SC_ALLOW, Q | P, "an accepted QMP socket takes the wake fd's place"),
-	R(eventfd2, SC_ALLOW, Q, "a rebuilt VM's I/O thread and irqchip wake fds"),
+	R(eventfd2, SC_ALLOW, Q | P, "a rebuilt VM's I/O thread and irqchip wake fds; the idle "
+	  "eventfd that holds the QMP client's fd number when a client leaves (P)"),
 	R(epoll_create1, SC_ALLOW, Q, "a rebuilt VM's I/O thread"),
 	R(signalfd4, SC_ALLOW, Q, "a rebuilt VM's I/O thread reads SIGINT/SIGTERM/SIGHUP"),
 	R(timer_create, SC_ALLOW, Q, "a rebuilt VM's vCPU threads' host and slice timers"),
@@ -105,8 +108,6 @@ const struct seccomp_rule seccomp_rules[] = {
 	R(clone3, SC_ENOSYS, Q, "glibc tries it first; ENOSYS makes it use clone"),
 	R(set_robust_list, SC_ALLOW, Q, "a new thread's start (glibc)"),
 	R(rseq, SC_ALLOW, Q, "a new thread's start (glibc)"),
-	R(sched_getaffinity, SC_ALLOW, V | Q, "is the vCPU thread still pinned where sched/ put it; a "
-	  "new thread's start and the domain's host CPUs (Q)"),
 	R(prlimit64, SC_ALLOW, Q, "a new thread's stack size"),
 	R(prctl, SC_PRCTL, Q, "a new thread names itself, sets its timer slack and sandboxes "
 	  "itself (no_new_privs, bounding set, ambient set)"),

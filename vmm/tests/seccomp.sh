@@ -89,6 +89,19 @@ for _ in range(50):
         time.sleep(0.1)
 f = s.makefile("rw")
 f.readline()
+# A first client that leaves, as libvirtd does when it restarts: the
+# server takes the next one (a fresh eventfd holds the client's fd).
+f.write('{"execute":"qmp_capabilities"}\r\n{"execute":"query-status"}\r\n')
+f.flush()
+f.readline()
+f.readline()
+f.close()
+s.close()
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+f.readline()
 f.write('{"execute":"qmp_capabilities"}\r\n{"execute":"quit"}\r\n')
 f.flush()
 try:
