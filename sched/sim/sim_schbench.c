@@ -174,13 +174,13 @@ static int run_002(struct sim_result *r, unsigned vi)
 	/*
 	 * The seed's shape at any size: m = 2 message vCPUs, m * t = pCPUs
 	 * (2 x 16 on 32). The stacked share (the ">= 1 ms" row) is not
-	 * scale-free: scans for an idle pCPU collide on the drain windows
-	 * when the few idle pCPUs are shared by a burst's wakes, and with
-	 * more pCPUs each scan finds a nearby idle one that no earlier wake
-	 * of the burst took: 1.8 % of wakes at 32, 0.3 % at 128, 0.04 % at
-	 * 1024 (m = pCPUs / 16 groups of 16 stack even less: 0.02 % at 128).
-	 * A percentile pXX shows the bug only while that share exceeds
-	 * 100 - XX %; README.md has the table.
+	 * scale-free: a stack is a worker displaced from its previous pCPU
+	 * (its message runs the burst there) whose forward scan crosses a
+	 * pCPU the burst listed 20-40 us before, inside its early-clear
+	 * window. That happens ~0.5 times per round whatever the size, so the
+	 * share falls as 1 / pCPUs: 1.6 % at 32, 0.3 % at 128, 0.02-0.04 %
+	 * at 1024. A percentile pXX shows the bug only while the share
+	 * exceeds 100 - XX %; README.md has the table.
 	 */
 	unsigned workers = (unsigned)sim_opt(r, "workers", pcpus / 2 ? pcpus / 2 : 1);
 	unsigned msgs = (unsigned)sim_opt(r, "msgs", 2);
@@ -383,7 +383,11 @@ const struct sim_experiment sim_exp_004 = {
 		      "schbench p90 at 100% load 13696 -> 1040 us",
 	.nr_variants = 2,
 	.label = { "place-lag", "fair-sleepers" },
-	.features = { "PLACE_LAG,NO_FAIR_SLEEPERS", "NO_PLACE_LAG,FAIR_SLEEPERS" },
+	/* the seed's kernels (6.6 and CFS before it) had no delayed dequeue:
+	 * with it a woken sleeper is requeued in place, never re-placed with
+	 * FAIR_SLEEPERS' credit */
+	.features = { "PLACE_LAG,NO_FAIR_SLEEPERS,NO_DELAY_DEQUEUE",
+		      "NO_PLACE_LAG,FAIR_SLEEPERS,NO_DELAY_DEQUEUE" },
 	.run = run_004,
 	.check = check_004,
 	.headline = { "50% sleeper CPU share", "100% hog CPU share", "schbench p90 @100%" },
