@@ -50,6 +50,10 @@
 #define LAPIC_DEFAULT_BASE 0xfee00000ull
 #define LAPIC_MMIO_SIZE 0x1000
 #define LAPIC_NO_DEADLINE UINT64_MAX    /* arm_timer: nothing to wait for */
+/* The shortest period a periodic timer reloads with (KVM's default
+ * min_timer_period_us): a guest's 1-tick period would have the host timer
+ * fire again at every entry, and the vCPU would never run. */
+#define LAPIC_MIN_PERIOD_NS 200000ull
 
 #define MSR_IA32_APIC_BASE 0x1b
 #define MSR_IA32_TSC_DEADLINE 0x6e0

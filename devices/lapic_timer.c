@@ -84,6 +84,14 @@ static bool advance_locked(struct lapic *l, uint64_t now_ns)
 		missed = (now_ns - l->timer_next_ns) / period;
 		l->timer_next_ns += (missed + 1) * period;
 		l->timer_start_ns = l->timer_next_ns - period;
+		if (period < LAPIC_MIN_PERIOD_NS) {
+			/* Reload later, still on the grid (the current count
+			 * reads as before); the periods between coalesce. */
+			log_once(LOG_WARN, "lapic: periodic timer of %llu ns reloads every "
+				 "%llu ns at most", (unsigned long long)period,
+				 LAPIC_MIN_PERIOD_NS);
+			l->timer_next_ns += (LAPIC_MIN_PERIOD_NS - 1) / period * period;
+		}
 		break;
 	case TIMER_TSC_DEADLINE:
 		l->tsc_deadline = 0;    /* SDM: reads 0 once it fired */

@@ -65,34 +65,35 @@ static void test_oneshot_dividers(void)
 static void test_periodic(void)
 {
 	struct apic_fx *f = &F;
+	const uint64_t p = 1000000;             /* 1 ms, above LAPIC_MIN_PERIOD_NS */
 
 	fx_init(f, 1, false, false);
 	f->now = 5000;
 	xw(f, 0, APIC_TDCR, 0xb);               /* divide by 1 */
 	xw(f, 0, APIC_LVTT, VEC | (1u << 17));
-	xw(f, 0, APIC_TMICT, 100);
-	CHECK_EQ(f->armed[0], 5100);
-	f->now = 5130;
-	lapic_timer_expire(&f->l[0], f->now);   /* 30 ns late */
+	xw(f, 0, APIC_TMICT, (uint32_t)p);
+	CHECK_EQ(f->armed[0], 5000 + p);
+	f->now = 5000 + p + 30000;
+	lapic_timer_expire(&f->l[0], f->now);   /* 30 us late */
 	CHECK(timer_irq(f, 0));
-	CHECK_EQ(f->armed[0], 5200);            /* on the grid, no drift */
-	CHECK_EQ(xr(f, 0, APIC_TMCCT), 70);
-	f->now = 5450;                          /* missed 5200, 5300, 5400 */
-	CHECK_EQ(xr(f, 0, APIC_TMCCT), 50);
+	CHECK_EQ(f->armed[0], 5000 + 2 * p);    /* on the grid, no drift */
+	CHECK_EQ(xr(f, 0, APIC_TMCCT), p - 30000);
+	f->now = 5000 + 4 * p + 50000;          /* missed 3 periods */
+	CHECK_EQ(xr(f, 0, APIC_TMCCT), p - 50000);
 	lapic_timer_expire(&f->l[0], f->now);
 	CHECK(timer_irq(f, 0));
 	CHECK(!timer_irq(f, 0));                /* coalesced: one interrupt */
-	CHECK_EQ(f->armed[0], 5500);
+	CHECK_EQ(f->armed[0], 5000 + 5 * p);
 	/* 1000 periods with jittered host lateness: still on the grid. */
 	for (unsigned k = 0; k < 1000; k++) {
 		uint64_t dl = f->armed[0];
 
-		f->now = dl + (k * 37) % 90;
+		f->now = dl + (k * 37) % 90 * 10000;
 		lapic_timer_expire(&f->l[0], f->now);
 		CHECK(timer_irq(f, 0));
-		CHECK_EQ(f->armed[0], dl + 100);
+		CHECK_EQ(f->armed[0], dl + p);
 	}
-	CHECK_EQ(f->armed[0], 5500 + 1000 * 100);
+	CHECK_EQ(f->armed[0], 5000 + 1005 * p);
 	/* Periodic -> one-shot keeps counting, then stops. */
 	xw(f, 0, APIC_LVTT, VEC);
 	f->now = f->armed[0];
@@ -233,10 +234,38 @@ static void test_tsc_deadline(void)
 	fx_destroy(f);
 }
 
+/* A 1-tick period (1 ns) fires at most every LAPIC_MIN_PERIOD_NS: before,
+ * each expiry armed the next one 1 ns later, so a vCPU re-armed its host
+ * timer at every entry and never ran (the chaos guest hung in it). */
+static void test_periodic_min(void)
+{
+	struct apic_fx *f = &F;
+
+	fx_init(f, 1, true, false);
+	f->now = 1000;
+	CHECK_EQ(x2w(f, 0, APIC_TDCR, 0xb), 0);
+	CHECK_EQ(x2w(f, 0, APIC_LVTT, VEC | (1u << 17)), 0);
+	CHECK_EQ(x2w(f, 0, APIC_TMICT, 3), 0);
+	CHECK_EQ(f->armed[0], 1003);            /* the first period as written */
+	for (unsigned k = 0; k < 100; k++) {
+		uint64_t dl = f->armed[0];
+
+		f->now = dl;
+		lapic_timer_expire(&f->l[0], f->now);
+		CHECK(timer_irq(f, 0));
+		CHECK(f->armed[0] >= dl + LAPIC_MIN_PERIOD_NS);
+		CHECK(f->armed[0] < dl + LAPIC_MIN_PERIOD_NS + 3);
+		CHECK_EQ((f->armed[0] - 1000) % 3, 0);  /* on the guest's grid */
+		CHECK(x2r(f, 0, APIC_TMCCT) >= 1 && x2r(f, 0, APIC_TMCCT) <= 3);
+	}
+	fx_destroy(f);
+}
+
 int main(void)
 {
 	test_oneshot_dividers();
 	test_periodic();
+	test_periodic_min();
 	test_masked_and_divide_change();
 	test_tsc_deadline();
 	return check_report("test_lapic_timer");
