@@ -79,6 +79,48 @@ static inline void wrmsr(uint32_t msr, uint64_t v)
 		     "d"((uint32_t)(v >> 32)) : "memory");
 }
 
+/*
+ * MSR accesses that may #GP (an MSR the CPU lacks, a reserved bit): the
+ * instruction's address goes into .extable with where to resume, and
+ * trap_dispatch resumes there instead of aborting the guest. 0, or -1 when
+ * the access faulted.
+ */
+#define EXTABLE_ENTRY(insn, fixup) \
+	".pushsection .extable, \"a\"\n.balign 8\n.quad " #insn ", " #fixup "\n.popsection\n"
+
+static inline int rdmsr_safe(uint32_t msr, uint64_t *val)
+{
+	uint32_t lo = 0, hi = 0;
+	int err = 0;
+
+	asm volatile("1: rdmsr\n"
+		     "2:\n"
+		     ".pushsection .text.fixup, \"ax\"\n"
+		     "3: movl $-1, %2\n"
+		     "jmp 2b\n"
+		     ".popsection\n"
+		     EXTABLE_ENTRY(1b, 3b)
+		     : "+a"(lo), "+d"(hi), "+r"(err) : "c"(msr));
+	*val = ((uint64_t)hi << 32) | lo;
+	return err;
+}
+
+static inline int wrmsr_safe(uint32_t msr, uint64_t v)
+{
+	int err = 0;
+
+	asm volatile("1: wrmsr\n"
+		     "2:\n"
+		     ".pushsection .text.fixup, \"ax\"\n"
+		     "3: movl $-1, %0\n"
+		     "jmp 2b\n"
+		     ".popsection\n"
+		     EXTABLE_ENTRY(1b, 3b)
+		     : "+r"(err) : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
+		     : "memory");
+	return err;
+}
+
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;

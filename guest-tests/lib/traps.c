@@ -84,6 +84,23 @@ _Noreturn static void trap_fatal(struct trap_frame *f)
 	guest_exit(GUEST_EXIT_ABORT);
 }
 
+/* (faulting instruction, where to resume) pairs: EXTABLE_ENTRY in processor.h. */
+struct extable_entry {
+	uint64_t insn, fixup;
+};
+
+extern const struct extable_entry __extable_start[], __extable_end[];
+
+static bool extable_fixup(struct trap_frame *f)
+{
+	for (const struct extable_entry *e = __extable_start; e < __extable_end; e++)
+		if (e->insn == f->rip) {
+			f->rip = e->fixup;
+			return true;
+		}
+	return false;
+}
+
 void trap_dispatch(struct trap_frame *f);
 
 extern const char pvm_halt_begin[], pvm_halt_end[];
@@ -101,6 +118,8 @@ void trap_dispatch(struct trap_frame *f)
 			__atomic_add_fetch(&pvm_halt_window_kept, 1, __ATOMIC_RELAXED);
 		}
 	}
+	if (v < 32 && extable_fixup(f))
+		return;
 	trap_handler_fn fn = __atomic_load_n(&handlers[v & 0xff], __ATOMIC_ACQUIRE);
 
 	if (v == VEC_SPURIOUS && !fn)

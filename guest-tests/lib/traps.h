@@ -1,6 +1,8 @@
 /*
  * IDT and interrupt dispatch. Exceptions without a handler print the vector,
- * RIP and error code and end the guest with GUEST_EXIT_ABORT; so do
+ * RIP and error code and end the guest with GUEST_EXIT_ABORT, unless the
+ * faulting instruction is in .extable (rdmsr_safe/wrmsr_safe in
+ * processor.h), which resumes at its fixup; so do
  * interrupts on vectors nobody registered. Interrupt handlers (vectors >= 32)
  * are acknowledged (LAPIC EOI) by the dispatcher after they return;
  * the spurious vector is dropped without EOI, as the SDM says.
