@@ -102,8 +102,11 @@ static void fleet_params(struct sim_params *p, const struct sim_fleet_opts *o,
 		if (o->host_features && n < sizeof(p->features))
 			snprintf(p->features + n, sizeof(p->features) - n, ",%s", o->host_features);
 		p->slice_ns = sim_host_slice_ns(pcpus);
-	} else if (o->features) {
-		snprintf(p->features, sizeof(p->features), "%s", o->features);
+	} else {
+		/* 0: the library's own default, lagvisor's whatever it is. */
+		p->slice_ns = 0;
+		if (o->features)
+			snprintf(p->features, sizeof(p->features), "%s", o->features);
 	}
 }
 
@@ -190,7 +193,8 @@ static void print_models(FILE *f, const struct sim_fleet_opts *o)
 	fprintf(f, "Models: **host** = the sched/ library with Linux's flags (`%s%s%s`), base slice "
 		   "0.7 ms x (1 + log2 min(pCPUs, 8)), a wake on its previous pCPU if idle, else "
 		   "on the first idle one of 8 of its 16-pCPU LLC, else queued on the previous; "
-		   "in-kernel costs. **lagvisor** = the library with its defaults%s%s, its "
+		   "in-kernel costs. **lagvisor** = the library with its defaults (flags and base "
+		   "slice)%s%s, its "
 		   "domain-wide wake choice, latency VMs' slice %.0f us (bench-tail's --slice), "
 		   "userspace costs.%s%s%s\n\n",
 		feat, o->host_features ? "," : "", o->host_features ? o->host_features : "",
@@ -233,7 +237,8 @@ int sim_fleet_vs_host(FILE *f, const struct sim_fleet_opts *o)
 				uint64_t t = fleet_time_ns(P, o->scale);
 				int err;
 
-				sh.hogs = k * P - sh.lat_vms * sh.lat_vcpus;
+				sh.hogs = k * P > sh.lat_vms * sh.lat_vcpus ?
+						  k * P - sh.lat_vms * sh.lat_vcpus : 0;
 				fleet_params(&ph, o, cs, SIM_MODEL_HOST, P, t);
 				fleet_params(&pl, o, cs, SIM_MODEL_LAGVISOR, P, t);
 				err = run_fleet(&ph, &sh, 0, &h);
@@ -246,7 +251,7 @@ int sim_fleet_vs_host(FILE *f, const struct sim_fleet_opts *o)
 				}
 				fprintf(f, "| %u | %u:1 | %u | %zu / %zu | %.0f / %.0f / %.0f "
 					   "| %.0f / %.0f / %.0f | %.2f | %.2f | %.1f / %.1f %% |\n",
-					P, k, k * P, h.samples, l.samples, h.p50_us, h.p99_us, h.p999_us,
+					P, k, sh.lat_vms * sh.lat_vcpus + sh.hogs, h.samples, l.samples, h.p50_us, h.p99_us, h.p999_us,
 					l.p50_us, l.p99_us, l.p999_us, ratio(l.p99_us, h.p99_us),
 					ratio(l.p999_us, h.p999_us), 100 * h.hog_share, 100 * l.hog_share);
 				fflush(f);
@@ -283,8 +288,10 @@ int sim_fleet_calibrate(FILE *f, const struct sim_fleet_opts *o)
 	for (unsigned i = 0; i < o->nr_measured; i++) {
 		const struct sim_measured *m = &o->measured[i];
 		bool host = !strcmp(m->config, "host");
-		struct fleet_shape sh = { .pcpus = 2, .lat_vms = 1, .lat_vcpus = m->level < 2 ? 2 : m->level,
-					  .hogs = m->level };
+		/* bench-tail: 2k vCPUs, half each, the latency VM >= 2. */
+		unsigned lat = m->level < 2 ? 2 : m->level;
+		struct fleet_shape sh = { .pcpus = 2, .lat_vms = 1, .lat_vcpus = lat,
+					  .hogs = 2 * m->level - lat };
 		struct fleet_out out = { 0 };
 		struct sim_params p;
 		int err;
