@@ -59,6 +59,15 @@ size_t sched_domain_size(unsigned nr_pcpus, unsigned max_entities)
 	return ent_off(nr_pcpus) + (size_t)max_entities * sizeof(struct sched_ent);
 }
 
+uint64_t sched_default_slice_ns(unsigned nr_pcpus)
+{
+	unsigned factor = 1;
+
+	for (unsigned n = nr_pcpus < 8 ? nr_pcpus : 8; n > 1; n /= 2)
+		factor++;
+	return SCHED_SLICE_UNIT_NS * factor;
+}
+
 int sched_domain_init(void *mem, size_t len, unsigned nr_pcpus, unsigned max_entities,
 		      const struct sched_domain_params *params)
 {
@@ -76,7 +85,7 @@ int sched_domain_init(void *mem, size_t len, unsigned nr_pcpus, unsigned max_ent
 	d->nr_pcpus = nr_pcpus;
 	d->max_entities = max_entities;
 	d->base_slice_ns = params && params->base_slice_ns ? params->base_slice_ns
-							    : SCHED_DEFAULT_SLICE_NS;
+							    : sched_default_slice_ns(nr_pcpus);
 	d->tick_ns = params && params->tick_ns ? params->tick_ns : SCHED_DEFAULT_TICK_NS;
 	d->features = feature_defaults;
 	d->rq_off = rq_off();

@@ -50,8 +50,10 @@
 	/* Keep a non-eligible sleeper queued (still counted in V) until it   \
 	 * would be picked: it pays off its negative lag in the queue instead \
 	 * of carrying it through the sleep, then leaves with lag 0. A wake   \
-	 * before that requeues it in place. Off by default, as the spec. */  \
-	F(DELAY_DEQUEUE, 0)                                                   \
+	 * before that requeues it in place. Else a vCPU that ran 50 us past \
+	 * its share before a halt waits at its next wakeup until a hog's    \
+	 * run has paid that back: a slice at worst (Linux >= 6.12 has it). */\
+	F(DELAY_DEQUEUE, 1)                                                   \
 	/* With DELAY_DEQUEUE: the sleeper leaves with lag min(lag, 0) when   \
 	 * its delayed dequeue completes, and one woken while still queued    \
 	 * but already eligible is placed anew at lag 0: sleeping earns no    \

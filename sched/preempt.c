@@ -94,6 +94,50 @@ void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t n
 	sched_trace(h, SCHED_TRACE_PREEMPT, rq->index, best, rq->curr, 0, 1, now_ns);
 }
 
+struct min_walk {
+	uint64_t dl, v;
+	unsigned left;
+	bool found;
+};
+
+static bool min_walk_step(const struct sched_ent *e, uint32_t id, void *arg)
+{
+	struct min_walk *w = arg;
+
+	(void)id;
+	if (!vt_before(e->deadline, w->dl) || !w->left--)
+		return true;
+	if (!e->delayed) {
+		w->v = w->found ? vt_min(w->v, e->vruntime) : e->vruntime;
+		w->found = true;
+	}
+	return false;
+}
+
+/*
+ * The smallest vruntime among queued entities with a deadline before dl,
+ * delayed sleepers left out: one of them becoming eligible needs no timer
+ * (DELAY_ZERO places it at lag 0 when it wakes; a pick finishes its
+ * dequeue), and firing one would cost curr an exit for nothing. Walked in
+ * deadline order while there are few (MIN_WALK); past that, the tree's
+ * augmented minimum, delayed ones included: an early timer, not a missed one.
+ */
+#define MIN_WALK 16u
+
+static bool min_waiting_vruntime(struct sched_domain *d, struct sched_rq *rq, uint64_t dl,
+				 uint64_t *v)
+{
+	struct min_walk w = { .dl = dl, .left = MIN_WALK };
+
+	if (!rq->nr_delayed)
+		return tree_min_vruntime_before(dom_ents(d), rq->root, dl, v);
+	tree_find(dom_ents(d), rq->root, false, min_walk_step, &w);
+	if (w.left == (unsigned)-1)            /* cut short */
+		return tree_min_vruntime_before(dom_ents(d), rq->root, dl, v);
+	*v = w.v;
+	return w.found;
+}
+
 /*
  * Wall time until the first queued entity with a deadline before curr's
  * becomes eligible, 0 if none will (or one is already). While curr runs
@@ -115,7 +159,7 @@ static uint64_t eligible_in_ns(struct sched_domain *d, struct sched_rq *rq,
 		return 0;
 	if (protected_against(d, c, dom_ent(d, rq->root)->min_slice))
 		return 0;
-	if (!tree_min_vruntime_before(dom_ents(d), rq->root, c->deadline, &vj))
+	if (!min_waiting_vruntime(d, rq, c->deadline, &vj))
 		return 0;
 	V = avg_vruntime_peek(d, rq);
 	dv = (int64_t)(vj - V);

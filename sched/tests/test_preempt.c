@@ -18,6 +18,7 @@
  * wakeup cut a's protection to v + 500 us, i.e. 800 us wall. V rises at
  * NICE_0/W = 1/2 per ns, so b becomes eligible after (300 - 200) * 2 =
  * 200 us: at 500 us (+1 us of slack), and b's deadline is before a's.
+ * Without delayed dequeue: with it b's block would leave it queued.
  */
 static void run_eligible(const char *features, uint64_t want_timer, uint64_t tick_at)
 {
@@ -48,16 +49,36 @@ static void run_eligible(const char *features, uint64_t want_timer, uint64_t tic
 
 static void test_preempt_eligible(void)
 {
-	run_eligible("PREEMPT_ELIGIBLE", 501 * US, 501 * US);
+	run_eligible("PREEMPT_ELIGIBLE,NO_DELAY_DEQUEUE", 501 * US, 501 * US);
 	/* without it the timer waits for a's protection to end */
-	run_eligible("NO_PREEMPT_ELIGIBLE", 800 * US, 800 * US);
+	run_eligible("NO_PREEMPT_ELIGIBLE,NO_DELAY_DEQUEUE", 800 * US, 800 * US);
+}
+
+/* As run_eligible, but b's block at 200 us is delayed (v 200 > V 100): it
+ * becomes eligible at 401 us, which needs no timer; a's protection (cut to
+ * v + b's 500 us slice by the pick at 200 us) ends at 700 us. */
+static void test_eligible_skips_delayed(void)
+{
+	struct tdom *t = tdom_new(1, 4, "PREEMPT_ELIGIBLE,DELAY_DEQUEUE");
+	unsigned a = tdom_add(t, 0, 0, false), b = tdom_add(t, 0, 0, false);
+
+	CHECK_EQ(sched_set_slice(&t->h, b, 500 * US, 0), 0);
+	sched_wake(&t->h, b, 0, 0, NULL);
+	tsched(t, 0, 0, b);
+	sched_wake(&t->h, a, 0, 0, NULL);
+	CHECK_EQ(sched_block(&t->h, b, 200 * US), 0);
+	CHECK(tinfo(t, b).delayed);
+	tsched(t, 0, 200 * US, a);
+	CHECK_EQ(t->host.timer[0], 700 * US);
+	tcheck(t, __func__);
+	tdom_free(t);
 }
 
 /* With equal slices a protected curr keeps the pCPU: the timer goes to the
  * end of its protection, not to b's eligibility. */
 static void test_eligible_respects_protection(void)
 {
-	struct tdom *t = tdom_new(1, 4, "PREEMPT_ELIGIBLE");
+	struct tdom *t = tdom_new(1, 4, "PREEMPT_ELIGIBLE,NO_DELAY_DEQUEUE");
 	unsigned a = tdom_add(t, 0, 0, false), b = tdom_add(t, 0, 0, false);
 
 	sched_wake(&t->h, b, 0, 0, NULL);
@@ -203,6 +224,7 @@ int main(void)
 	test_wake_victim();
 	test_preempt_eligible();
 	test_eligible_respects_protection();
+	test_eligible_skips_delayed();
 	test_delay_zero();
 	if (test_failures) {
 		fprintf(stderr, "test_preempt: %d check(s) failed\n", test_failures);
