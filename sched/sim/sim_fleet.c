@@ -104,7 +104,7 @@ static void fleet_params(struct sim_params *p, const struct sim_fleet_opts *o,
 		p->slice_ns = sim_host_slice_ns(pcpus);
 	} else {
 		/* 0: the library's own default, lagvisor's whatever it is. */
-		p->slice_ns = 0;
+		p->slice_ns = o->base_slice_ns;
 		if (o->features)
 			snprintf(p->features, sizeof(p->features), "%s", o->features);
 	}

@@ -25,6 +25,7 @@ struct sim_fleet_opts {
 	unsigned nr_ratios;
 	unsigned ratios[SIM_FLEET_MAX_SIZES];	/* vCPU:pCPU levels */
 	uint64_t lat_slice_ns;		/* lagvisor's --slice for latency VMs */
+	uint64_t base_slice_ns;		/* lagvisor's base slice, 0 = the library's */
 	/* --calibrate: bench-tail's pooled numbers, config "host" or "eevdf" */
 	unsigned nr_measured;
 	struct sim_measured {

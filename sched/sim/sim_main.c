@@ -477,6 +477,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (fleet_mode) {
+		/* --set slice_ns: lagvisor's base slice (an older default). */
+		for (unsigned i = 0; i < o.nr_sets; i++)
+			if (!strcmp(o.set_name[i], "slice_ns"))
+				fo.base_slice_ns = o.set_val[i];
 		fo.seed = o.seed;
 		fo.scale = o.scale;
 		fo.features = o.features;
