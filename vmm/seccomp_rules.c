@@ -145,7 +145,10 @@ const struct seccomp_rule seccomp_sanitizer_rules[] = {
 	R(ptrace, SC_ALLOW, M | Q, "LSan's tracer at exit"),
 	R(wait4, SC_ALLOW, M | Q, "LSan waits for its tracer"),
 	R(prctl, SC_ALLOW, ALL, "LSan's PR_SET_PTRACER, PR_SET_DUMPABLE"),
-	R(openat, SC_OPEN_RO, ALL, "/proc/self/maps for reports and LSan"),
+	R(openat, SC_OPEN_RO, V | I | M | P, "/proc/self/maps for reports and LSan (qemu-main "
+	  "opens anything already)"),
+	R(open, SC_ALLOW, ALL, "the sanitizer runtime's own raw open (/proc/self/maps, task)"),
+	R(getdents, SC_ALLOW, ALL, "LSan lists /proc/self/task (raw getdents)"),
 	R(readlink, SC_ALLOW, ALL, "the binary's path for reports"),
 	R(sigaltstack, SC_ALLOW, ALL, "ASan's alternate signal stack"),
 	R(rt_sigaction, SC_ALLOW, ALL, "ASan's handlers"),
