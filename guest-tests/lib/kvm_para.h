@@ -18,4 +18,19 @@ struct kvm_steal_time {
 	uint32_t pad[11];
 };
 
+/* Steal so far, read consistently (odd version: the VMM is writing). */
+static inline uint64_t kvm_steal_read(const volatile struct kvm_steal_time *a)
+{
+	uint32_t v;
+	uint64_t s;
+
+	do {
+		v = a->version;
+		__asm__ volatile("" : : : "memory");
+		s = a->steal;
+		__asm__ volatile("" : : : "memory");
+	} while ((v & 1) || v != a->version);
+	return s;
+}
+
 #endif

@@ -16,4 +16,13 @@ int strncmp(const char *a, const char *b, size_t n);
  * allocation, fine for the 10^4 samples a latency test keeps. */
 void sort_u64(uint64_t *a, unsigned n);
 
+/* xorshift64: a test's reproducible random numbers (*state never 0). */
+static inline uint64_t xorshift64(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 #endif

@@ -68,21 +68,9 @@ static uint64_t ticks_to_ns(uint64_t ticks)
 	return (uint64_t)(((unsigned __int128)ticks * ns_mult) >> 32);
 }
 
-/* Steal so far, read consistently (odd version: the VMM is writing). */
 static uint64_t steal_ns(void)
 {
-	uint32_t v;
-	uint64_t s;
-
-	if (!have_steal)
-		return 0;
-	do {
-		v = st.version;
-		barrier();
-		s = st.steal;
-		barrier();
-	} while ((v & 1) || v != st.version);
-	return s;
+	return have_steal ? kvm_steal_read(&st) : 0;
 }
 
 /*

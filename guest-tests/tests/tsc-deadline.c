@@ -35,14 +35,6 @@ static void timer_handler(struct trap_frame *f)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 int main(int argc, char **argv)
 {
 	const char *src;
@@ -63,7 +55,7 @@ int main(int argc, char **argv)
 	report_info("TSC %lu kHz (%s)", hz / 1000, src);
 	lapic_write(APIC_LVTT, APIC_LVT_TIMER_TSCDEADLINE | VEC_TIMER);
 	for (unsigned r = 0; r < rounds; r++) {
-		uint64_t us = min_us + next_rand() % (max_us - min_us + 1);
+		uint64_t us = min_us + xorshift64(&rng) % (max_us - min_us + 1);
 		uint64_t deadline, limit;
 		uint32_t before = fired;
 

@@ -169,21 +169,9 @@ def main():
     ap.add_argument("--elf-dir", required=True)
     ap.add_argument("test", choices=sorted(TESTS))
     args = ap.parse_args()
-    sk.LAGVISOR, sk.ELF_DIR = args.lagvisor, args.elf_dir
-    if not os.path.exists("/dev/kvm"):
-        sk.skip("no /dev/kvm on this host (run it under scripts/nested-kvm)")
-    try:
-        os.close(os.open("/dev/kvm", os.O_RDWR))
-    except OSError as e:
-        sk.log(f"FAIL: /dev/kvm exists but cannot be opened: {e.strerror}")
-        return 1
-    if not os.access(sk.LAGVISOR, os.X_OK):
-        sk.skip(f"lagvisor binary not built ({sk.LAGVISOR})")
-    for elf in ("hog", "wakebench", "chaos"):
-        if not os.path.exists(os.path.join(sk.ELF_DIR, elf + ".elf")):
-            sk.log(f"FAIL: guest image {sk.ELF_DIR}/{elf}.elf not built")
-            return 1
-    sk.PASS = sk.pass_status()
+    r = sk.prepare(args.lagvisor, args.elf_dir, ("hog", "wakebench", "chaos"))
+    if r is not None:
+        return r
     t = time.monotonic()
     try:
         sk.calibrate_tsc()

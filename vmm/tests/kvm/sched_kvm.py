@@ -205,6 +205,28 @@ class Guest:
         return False
 
 
+def prepare(lagvisor, elf_dir, elfs):
+    """Point the helpers at lagvisor and the guest images: None when all is
+    there, else the exit status (a SKIP exits here)."""
+    global LAGVISOR, ELF_DIR, PASS
+    LAGVISOR, ELF_DIR = lagvisor, elf_dir
+    if not os.path.exists("/dev/kvm"):
+        skip("no /dev/kvm on this host (run it under scripts/nested-kvm)")
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError as e:
+        log(f"FAIL: /dev/kvm exists but cannot be opened: {e.strerror}")
+        return 1
+    if not os.access(LAGVISOR, os.X_OK):
+        skip(f"lagvisor binary not built ({LAGVISOR})")
+    for elf in elfs:
+        if not os.path.exists(os.path.join(ELF_DIR, elf + ".elf")):
+            log(f"FAIL: guest image {ELF_DIR}/{elf}.elf not built")
+            return 1
+    PASS = pass_status()
+    return None
+
+
 def cleanup():
     for g in guests:
         if g.running():
@@ -680,30 +702,17 @@ KNOWN_ISSUES = {
 
 
 def main():
-    global LAGVISOR, ELF_DIR, PASS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lagvisor", required=True)
     ap.add_argument("--elf-dir", required=True)
     ap.add_argument("test", choices=sorted(TESTS))
     args = ap.parse_args()
-    LAGVISOR, ELF_DIR = args.lagvisor, args.elf_dir
-    if not os.path.exists("/dev/kvm"):
-        skip("no /dev/kvm on this host (run it under scripts/nested-kvm)")
-    try:
-        os.close(os.open("/dev/kvm", os.O_RDWR))
-    except OSError as e:
-        log(f"FAIL: /dev/kvm exists but cannot be opened: {e.strerror}")
-        return 1
-    if not os.access(LAGVISOR, os.X_OK):
-        skip(f"lagvisor binary not built ({LAGVISOR})")
-    for elf in ("hog", "wakebench"):
-        if not os.path.exists(os.path.join(ELF_DIR, elf + ".elf")):
-            log(f"FAIL: guest image {ELF_DIR}/{elf}.elf not built")
-            return 1
+    r = prepare(args.lagvisor, args.elf_dir, ("hog", "wakebench"))
+    if r is not None:
+        return r
     known = KNOWN_ISSUES.get(args.test)
     if known and not os.environ.get("LAGVISOR_RUN_KNOWN_ISSUES"):
         skip(f"known open bug: {known} (LAGVISOR_RUN_KNOWN_ISSUES=1 runs it)")
-    PASS = pass_status()
     t = time.monotonic()
     try:
         calibrate_tsc()
