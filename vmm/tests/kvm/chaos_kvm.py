@@ -170,7 +170,10 @@ KNOWN_ISSUES = {
     # run time in a row and nobody else running (the wakebench got 4
     # wakeups in 6 s, p50 684 ms), while gdb and /proc show that vCPU's
     # thread asleep in park() after schedule_and_hand_on handed the pCPU
-    # on: the hand-on's target did not take the pCPU for that long.
+    # on, waiting for a grant, and the guest's own count for that vCPU did
+    # not move for 2 s; meanwhile another vCPU of the same VM sat in
+    # KVM_RUN (one run: chaos vCPU 1 charged, parked; vCPU 0 in KVM_RUN):
+    # the domain's view of who holds the pCPU and the threads' disagree.
     "neighbour": "a chaos vCPU writing its TSC stalls the domain's pCPU for 0.5-1.8 s "
                  "(the hand-on after a preemption is not taken)",
 }
