@@ -367,11 +367,6 @@ int seccomp_configure(bool enabled, uint64_t keep_caps)
 	return 0;
 }
 
-bool seccomp_enabled(void)
-{
-	return sc_enabled;
-}
-
 static int seccomp_install(enum seccomp_role role)
 {
 	struct sock_filter ins[SECCOMP_MAX_INSNS];

@@ -65,9 +65,6 @@ struct sock_filter;
  */
 int seccomp_configure(bool enabled, uint64_t keep_caps);
 
-/* Whether seccomp_configure turned filters on. */
-bool seccomp_enabled(void);
-
 /*
  * In the calling thread, once its setup is done: drop its capabilities
  * (but the kept ones), set no_new_privs and install the role's filter,
