@@ -71,7 +71,7 @@
 	 * that finds no idle pCPU goes to the waker's pCPU: it preempts or   \
 	 * follows the waker there, where the switch needs no kick, instead   \
 	 * of queueing behind a neighbour's vCPU on its previous pCPU. */     \
-	F(IPI_HANDOFF, 0)                                                     \
+	F(IPI_HANDOFF, 1)                                                     \
 	/* A wakee that finds no idle pCPU goes, among up to 16 allowed pCPUs \
 	 * from its previous one, to the one whose curr has the weakest claim \
 	 * (idle class; then protection over; then a longer slice than the   \

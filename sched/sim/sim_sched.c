@@ -205,6 +205,16 @@ static int wake_pinned(struct sim *s, struct sim_vcpu *v, int waker, struct sche
 	return sched_set_allowed(&s->sched->h, v->se, &all, s->now);
 }
 
+/* What vmm/sched_bind.c's sync_learn converges to: a message vCPU halts
+ * right after its wakes, so they are marked SCHED_WAKE_SYNC (IPI_HANDOFF);
+ * no other workload's are. */
+static unsigned sync_hint(struct sim *s, int waker)
+{
+	const struct sim_vcpu *w = waker >= 0 ? s->pcpu[waker].guest : NULL;
+
+	return w && w->wl == SIM_WL_MSG ? SCHED_WAKE_SYNC : 0;
+}
+
 void sim_sched_wake(struct sim *s, struct sim_vcpu *v, int waker)
 {
 	struct sched_wake_result res;
@@ -213,8 +223,9 @@ void sim_sched_wake(struct sim *s, struct sim_vcpu *v, int waker)
 	if (s->p.model == SIM_MODEL_HOST)
 		r = wake_pinned(s, v, waker, &res);
 	else
-		r = sched_wake(&s->sched->h, v->se, s->now,
-			       waker < 0 ? SCHED_NONE : (unsigned)waker, &res);
+		r = sched_wake_hint(&s->sched->h, v->se, s->now,
+				    waker < 0 ? SCHED_NONE : (unsigned)waker, sync_hint(s, waker),
+				    &res);
 	check(s, r, "wake");
 	if (r >= 0 && res.how == SCHED_WAKE_ALREADY)
 		sim_fail(s, -EPROTO, "sched_wake: blocked vCPU reported already runnable");

@@ -235,7 +235,8 @@ static void test_features(void)
 	CHECK(!sched_feature_enabled(d, SCHED_FEAT_FAIR_SLEEPERS));
 	CHECK(!sched_feature_enabled(d, SCHED_FEAT_TTWU_PENDING_EARLY_CLEAR));
 	CHECK(sched_feature_enabled(d, SCHED_FEAT_DELAY_DEQUEUE));
-	CHECK(!sched_feature_enabled(d, SCHED_FEAT_IPI_HANDOFF));
+	CHECK(sched_feature_enabled(d, SCHED_FEAT_IPI_HANDOFF));
+	CHECK(!sched_feature_enabled(d, SCHED_FEAT_WAKE_VICTIM));
 	CHECK(sched_feature_enabled(d, SCHED_FEAT_PV_PREEMPTED));
 	CHECK_EQ(sched_feature_set(d, "NO_PLACE_LAG"), 0);
 	CHECK(!sched_feature_enabled(d, SCHED_FEAT_PLACE_LAG));
