@@ -1,5 +1,5 @@
 /*
- * EEVDF on one run queue (spec §2). Every function here needs the queue's
+ * EEVDF on one run queue (sched/README.md §2). Every function here needs the queue's
  * lock. Curr is kept out of the tree and out of sum_wkey/sum_w, so each
  * average adds it back: A = sum_wkey + w_c*(v_c - v0), W = sum_w + w_c.
  */
@@ -195,7 +195,7 @@ void update_curr_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t no
 		resched_locked(h, rq, now_ns);
 }
 
-/* Curr gives up the rest of its slice if it is eligible (spec §2 yield):
+/* Curr gives up the rest of its slice if it is eligible (sched/README.md §2.12):
  * v = d, then a fresh deadline; protection ends either way. */
 void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
@@ -214,7 +214,7 @@ void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 }
 
 /*
- * Placement (spec §2 "place on enqueue"). Adding entity i with lag l at
+ * Placement (sched/README.md §2.7). Adding entity i with lag l at
  * v_i = V - l moves the average to V' = V - w_i*l/(W + w_i), leaving it the
  * lag l' = V' - v_i = l*W/(W + w_i). To keep the saved lag we place with
  * l = l_saved*(W + w_i)/W (seed 004). The result is exact up to one unit:
@@ -317,7 +317,7 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 	sched_trace(h, SCHED_TRACE_DEQUEUE, rq->index, id, SCHED_NONE, e->vlag, sleep, now_ns);
 }
 
-/* Leftmost eligible walk (spec §2 pick step 5): a left subtree holds an
+/* Leftmost eligible walk (sched/README.md §2.5 step 5): a left subtree holds an
  * eligible entity iff its min_vruntime is eligible (eligibility is monotone
  * in v), and all of it has earlier deadlines than this node. O(log n). */
 static uint32_t pick_tree(struct sched_domain *d, struct sched_rq *rq)
@@ -416,7 +416,7 @@ static s128 floor_div128(s128 n, s128 d)
 }
 
 /*
- * Reweight a queued or running entity keeping V (spec §2). Work relative to
+ * Reweight a queued or running entity keeping V (sched/README.md §2.9). Work relative to
  * the exact average: after avg_vruntime the floored V leaves a remainder
  * A1 (0 <= A1 < W1), so the exact average is V + A1/W1 and the entity's exact
  * lag is l + A1/W1 (l = clamped V - v). Scaling that lag by w/w' and placing

@@ -253,7 +253,7 @@ void ent_unlock_both(struct sched_ent *e, struct sched_rq *rq)
 	sched_unlock(&e->lock);
 }
 
-/* Weight change in any state (spec §2 reweight). */
+/* Weight change in any state (sched/README.md §2.9). */
 static void set_weight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
 			      uint32_t weight, uint64_t now_ns)
 {

@@ -24,8 +24,9 @@
 	 * re-place at the first enqueue, which loses the initial deadline    \
 	 * (the "before" of both seeds). */                                    \
 	F(PLACE_FIRST_ENQUEUE, 1)                                             \
-	/* Keep d - v across a migration or reweight so moving an entity does \
-	 * not hand it a fresh (possibly much later or earlier) deadline. */   \
+	/* Keep d - v across a migration so moving an entity does not hand   \
+	 * it a fresh (possibly much later or earlier) deadline. (A reweight  \
+	 * always keeps its deadline relative to V, flag or not.) */          \
 	F(PLACE_REL_DEADLINE, 1)                                              \
 	/* Once picked, curr runs until it reaches the smallest queued slice  \
 	 * (or its deadline) even if another entity becomes eligible with an  \
@@ -79,9 +80,10 @@
 	 * the previous one. Lock-free reads: a stale one costs a worse      \
 	 * choice, never consistency. */                                      \
 	F(WAKE_VICTIM, 0)                                                     \
-	/* Report "preempted" for a runnable vCPU waiting in a queue, so the  \
-	 * host can set the guest's steal-time preempted byte and the guest   \
-	 * stops waking tasks onto it. */                                      \
+	/* sched_entity_get_info reports "preempted" for a runnable vCPU     \
+	 * waiting in a queue. (The binding sets the guest's steal-time       \
+	 * preempted byte whenever a runnable vCPU's thread parks, without    \
+	 * reading this flag.) */                                             \
 	F(PV_PREEMPTED, 1)
 
 enum sched_feature {

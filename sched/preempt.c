@@ -7,7 +7,7 @@
  */
 #include "sched/internal.h"
 
-/* After enqueueing wakee id on a busy queue (spec §2 wakeup preemption). */
+/* After enqueueing wakee id on a busy queue (sched/README.md §2.10). */
 bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
 			   uint64_t now_ns)
 {

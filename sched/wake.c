@@ -1,5 +1,5 @@
 /*
- * Wakeups (spec §4): pCPU choice, the waker side, and the target side that
+ * Wakeups (sched/README.md §4): pCPU choice, the waker side, and the target side that
  * drains a pCPU's wake list. ttwu_pending marks a wakeup in flight to a pCPU
  * so that a concurrent waker does not also see it idle; it is cleared only
  * after the listed entities are enqueued, under the rq lock (seed 002).
