@@ -207,7 +207,9 @@ static int wake_pinned(struct sim *s, struct sim_vcpu *v, int waker, struct sche
 
 /* What vmm/sched_bind.c's sync_learn converges to: a message vCPU halts
  * right after its wakes, so they are marked SCHED_WAKE_SYNC (IPI_HANDOFF);
- * no other workload's are. */
+ * no other workload's are. The binding marks only the first wake after
+ * each halt; here every wake of a burst is marked, the same with one
+ * worker per round (bench-tail's 2:1 on 2 pCPUs), more handoff with more. */
 static unsigned sync_hint(struct sim *s, int waker)
 {
 	const struct sim_vcpu *w = waker >= 0 ? s->pcpu[waker].guest : NULL;
