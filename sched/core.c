@@ -99,12 +99,8 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 		next = rq->nr_queued ? pick_eevdf_locked(d, rq, true) : SCHED_NONE;
 		if (next == SCHED_NONE || !dom_ent(d, next)->delayed)
 			break;
-		/* A delayed sleeper came up: finish its dequeue, pick again.
-		 * This enters BLOCKED without the entity lock: release, so a
-		 * waker that sees BLOCKED (acquire) sees the saved lag too. */
-		dequeue_locked(h, rq, next, true, now_ns);
-		__atomic_store_n(&dom_ent(d, next)->state, (uint32_t)SCHED_ES_BLOCKED,
-				 __ATOMIC_RELEASE);
+		/* A delayed sleeper came up: finish its dequeue, pick again. */
+		finish_delayed_locked(h, rq, next, now_ns);
 	}
 	if (next != prev) {
 		if (prev != SCHED_NONE)

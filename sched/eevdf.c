@@ -481,6 +481,16 @@ void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t 
 		    (int64_t)(avg_vruntime_peek(d, rq) - e->vruntime), 2, now_ns);
 }
 
+void finish_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			   uint64_t now_ns)
+{
+	ASSERT_HELD(&rq->lock);
+	dequeue_locked(h, rq, id, true, now_ns);
+	/* BLOCKED without the entity lock: release, so a waker that sees
+	 * BLOCKED (acquire) sees the saved lag too. */
+	__atomic_store_n(&E(h->dom, id)->state, (uint32_t)SCHED_ES_BLOCKED, __ATOMIC_RELEASE);
+}
+
 void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
 			    uint64_t now_ns)
 {

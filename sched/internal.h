@@ -248,6 +248,9 @@ void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t 
 			  uint64_t now_ns);
 void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
 			    uint64_t now_ns);
+/* A delayed sleeper came up in a pick: dequeue it for real, BLOCKED. */
+void finish_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			   uint64_t now_ns);
 /* Runnable entities of a queue (delayed sleepers excluded); racy read. */
 static inline unsigned rq_runnable(struct sched_rq *rq)
 {

@@ -46,6 +46,14 @@ bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t
 	return true;
 }
 
+/* Wall time for a virtual clock running at NICE_0/w per ns (curr's v with
+ * its weight, V with the queue's W) to advance dv: ceil(dv * w / NICE_0). */
+static uint64_t wall_ns(int64_t dv, uint64_t w)
+{
+	return (uint64_t)(((unsigned __int128)dv * w + SCHED_NICE_0_WEIGHT - 1) /
+			  SCHED_NICE_0_WEIGHT);
+}
+
 static bool protected_against(struct sched_domain *d, const struct sched_ent *c,
 			      uint64_t other_slice_ns)
 {
@@ -81,9 +89,7 @@ void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t n
 			return;
 		if (!dom_ent(d, best)->delayed)
 			break;
-		dequeue_locked(h, rq, best, true, now_ns);
-		__atomic_store_n(&dom_ent(d, best)->state, (uint32_t)SCHED_ES_BLOCKED,
-				 __ATOMIC_RELEASE);
+		finish_delayed_locked(h, rq, best, now_ns);
 	}
 	c = dom_ent(d, rq->curr);
 	if (protected_against(d, c, dom_ent(d, best)->slice_ns))
@@ -165,8 +171,7 @@ static uint64_t eligible_in_ns(struct sched_domain *d, struct sched_rq *rq,
 	dv = (int64_t)(vj - V);
 	if (dv <= 0)
 		return 0;
-	return (uint64_t)(((unsigned __int128)dv * rq_weight_locked(d, rq) + SCHED_NICE_0_WEIGHT -
-			   1) / SCHED_NICE_0_WEIGHT) + 1000;
+	return wall_ns(dv, rq_weight_locked(d, rq)) + 1000;
 }
 
 /* Slice timer: when curr reaches the end of its protection or its deadline
@@ -186,11 +191,7 @@ void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 		if (feat(d, SCHED_FEAT_RUN_TO_PARITY) && vt_before(c->vruntime, c->vprot))
 			end = vt_min(end, c->vprot);
 		dv = (int64_t)(end - c->vruntime);
-		if (dv > 0)
-			wall = (uint64_t)(((unsigned __int128)dv * c->weight + SCHED_NICE_0_WEIGHT - 1) /
-					  SCHED_NICE_0_WEIGHT);
-		else
-			wall = d->tick_ns;
+		wall = dv > 0 ? wall_ns(dv, c->weight) : d->tick_ns;
 		elig = eligible_in_ns(d, rq, c);
 		if (elig && elig < wall)
 			wall = elig;
