@@ -110,6 +110,7 @@ static const struct cli_option run_options[] = {
 	{ "sched-feature", 0, true, OPT_SCHED_KNOB },
 	{ "sched-domain", 0, true, OPT_SCHED_KNOB },
 	{ "trace", 0, true, OPT_SCHED_KNOB },
+	{ "name", 0, true, OPT_SCHED_KNOB },
 };
 
 static const struct cli_option *find_long(const char *name, size_t len)
@@ -410,8 +411,10 @@ void cli_usage_run(FILE *f)
 	      "  --sched eevdf|host   vCPU scheduling: eevdf (default) = lagvisor's\n"
 	      "                       own, with the userspace irqchip; host = the\n"
 	      "                       host kernel's, with KVM's in-kernel irqchip\n"
-	      "  --host-cpus LIST     host CPUs of the scheduling domain, e.g. 0-3\n"
-	      "                       (default: the CPUs this process may use)\n"
+	      "  --name NAME          the VM's name, as lagvisor stat shows it\n"
+	      "  --host-cpus LIST     host CPUs this VM's vCPUs may use, e.g. 0-3\n"
+	      "                       (default: those this process may use); with\n"
+	      "                       --sched-domain NAME, the domain's host CPUs\n"
 	      "  --weight W           vCPU weight 1..1048576 (nice 0 = 1024)\n"
 	      "  --nice N             -20..19, instead of --weight\n"
 	      "  --slice DURATION     vCPU slice, e.g. 3ms, 750us (default 0.7ms x\n"
@@ -420,8 +423,11 @@ void cli_usage_run(FILE *f)
 	      "                       100us slice (unless --slice says otherwise)\n"
 	      "  --idle               idle class: runs only when nothing else wants to\n"
 	      "  --sched-feature LIST NAME,NO_NAME,... scheduler feature flags\n"
-	      "  --sched-domain NAME  share run queues with other lagvisor VMs that\n"
-	      "                       name the same domain (shared-memory file)\n"
+	      "  --sched-domain NAME  share run queues with the lagvisor VMs that\n"
+	      "                       name the same domain (shared-memory file);\n"
+	      "                       private: a scheduler of this VM's own;\n"
+	      "                       default: every VM of this user on the host\n"
+	      "                       shares one (default-UID), on all its CPUs\n"
 	      "  --trace FILE         write scheduler events as Chrome trace JSON\n"
 	      "  --irqchip kernel|user  interrupt controllers: KVM's (default with\n"
 	      "                       --sched host) or lagvisor's (guest HLT and\n"

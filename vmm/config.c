@@ -84,7 +84,7 @@ int config_validate(const struct vm_config *cfg, const struct host_limits *limit
 				   o->slice_ns ? "--slice" : o->idle ? "--idle" :
 				   o->latency_low ? "--latency" :
 				   o->features ? "--sched-feature" :
-				   o->domain ? "--sched-domain" : o->trace_path ? "--trace" : NULL;
+				   o->domain || o->domain_private ? "--sched-domain" : o->trace_path ? "--trace" : NULL;
 
 		if (knob) {
 			snprintf(err, errlen, "%s: only with --sched eevdf (--sched host "

@@ -27,10 +27,19 @@ static void timer_set(struct sched_bind_vcpu *v, uint64_t t)
 	v->armed_ns = t;
 }
 
+/* The held pCPU's next decision: sched/'s slice timer, or the earliest
+ * deadline of a vCPU blocked there (sched_bind_sleepers.c). */
 static void timer_sync(struct sched_bind_vcpu *v)
 {
-	if (v->pcpu != SCHED_NONE)
-		timer_set(v, __atomic_load_n(&bind_pcpu(v->b, v->pcpu)->timer_ns, __ATOMIC_SEQ_CST));
+	struct sched_shm_pcpu *pc;
+	uint64_t t, s;
+
+	if (v->pcpu == SCHED_NONE)
+		return;
+	pc = bind_pcpu(v->b, v->pcpu);
+	t = __atomic_load_n(&pc->timer_ns, __ATOMIC_SEQ_CST);
+	s = __atomic_load_n(&pc->sleeper_ns, __ATOMIC_SEQ_CST);
+	timer_set(v, s && (!t || s < t) ? s : t);
 }
 
 /* Account the end of a run on the held pCPU. */
@@ -256,6 +265,8 @@ static int schedule_and_hand_on(struct sched_bind_vcpu *v, bool blocked, uint64_
 	uint64_t now = clock_now_ns();
 	int r;
 
+	/* before the pick: an overdue sleeper of p may be the one to run */
+	sched_bind_sleepers_wake(b, p, now);
 	__atomic_store_n(&bind_pcpu(b, p)->kicked, 0u, __ATOMIC_SEQ_CST);
 	sched_wake_drain(&b->h, p, now);
 	r = sched_schedule(&b->h, p, now, &sw);
@@ -404,9 +415,13 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 		deadline_ns = 0;
 	if (deadline_ns && deadline_ns <= now)
 		return SCHED_BIND_TIMED_OUT;
+	/* published before the block: from then on the holder may wake it */
+	sched_bind_sleeper_arm(v, deadline_ns);
 	r = sched_block(&b->h, v->id, now);
-	if (r)
+	if (r) {
+		sched_bind_sleeper_disarm(v);
 		return r;
+	}
 	__atomic_fetch_add(&vs->nr_blocks, 1, __ATOMIC_RELAXED);
 	sync_learn(v, now);
 	/* A wake between the caller's look at its interrupts and the block
@@ -414,6 +429,7 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 	if (__atomic_load_n(&vs->wake_seq, __ATOMIC_SEQ_CST) != token)
 		sched_wake(&b->h, v->id, now, v->pcpu, NULL);
 	r = schedule_and_hand_on(v, true, deadline_ns);
+	sched_bind_sleeper_disarm(v);
 	if (r < 0)
 		return r;
 	if (r == 1)
@@ -428,16 +444,20 @@ int sched_bind_vcpu_block(struct sched_bind_vcpu *v, uint32_t token, uint64_t de
 int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 			 struct sched_bind_vcpu *self)
 {
-	struct sched_shm_vcpu *vs = bind_vcpu(b, target->id);
+	if (!self)
+		self = sched_bind_self;
+	return sched_bind_wake_entity(b, target->id, self ? self->pcpu : SCHED_NONE,
+				      sync_hint(b, target, self, clock_now_ns()));
+}
+
+int sched_bind_wake_entity(struct sched_bind *b, unsigned id, unsigned waker_pcpu,
+			   unsigned hint)
+{
+	struct sched_shm_vcpu *vs = bind_vcpu(b, id);
 	struct sched_wake_result res;
 	uint64_t now = clock_now_ns(), zero = 0;
 	bool stamped_wake, stamped_run;
-	unsigned waker_pcpu;
 	int r;
-
-	if (!self)
-		self = sched_bind_self;
-	waker_pcpu = self ? self->pcpu : SCHED_NONE;
 
 	__atomic_fetch_add(&vs->wake_seq, 1, __ATOMIC_SEQ_CST);
 	/* Stamp before the wake can be seen: the wakee may take its pCPU (and
@@ -449,8 +469,7 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 	zero = 0;
 	stamped_run = __atomic_compare_exchange_n(&vs->runnable_since_ns, &zero, now, false,
 						  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-	r = sched_wake_hint(&b->h, target->id, now, waker_pcpu, sync_hint(b, target, self, now),
-			    &res);
+	r = sched_wake_hint(&b->h, id, now, waker_pcpu, hint, &res);
 	if (r || res.how == SCHED_WAKE_ALREADY) {
 		uint64_t mine = now;
 
@@ -469,7 +488,7 @@ int sched_bind_vcpu_wake(struct sched_bind *b, struct sched_bind_vcpu *target,
 	if (res.how == SCHED_WAKE_LISTED) {
 		/* the woken thread claims and drains its target itself */
 		sched_bind_unservice(res.pcpu);
-		sched_bind_grant(b, target->id, GRANT_CLAIM | (res.pcpu + 1));
+		sched_bind_grant(b, id, GRANT_CLAIM | (res.pcpu + 1));
 	}
 	sched_bind_service_pending(b);
 	return (int)res.how;
@@ -490,19 +509,26 @@ int sched_bind_vcpu_check(struct sched_bind_vcpu *v)
 {
 	struct sched_bind *b = v->b;
 	struct sched_shm_pcpu *pc;
-	uint64_t now;
+	uint64_t now, t;
 	bool kicked;
 	int r;
 
 	if (v->pcpu == SCHED_NONE)
 		return -EINVAL;
 	pc = bind_pcpu(b, v->pcpu);
-	timer_sync(v);
-	kicked = __atomic_exchange_n(&pc->kicked, 0u, __ATOMIC_SEQ_CST);
 	now = clock_now_ns();
-	if (!kicked && (!v->armed_ns || now < v->armed_ns) &&
-	    now - pc->last_balance_ns < b->balance_period_ns)
+	/* First: a sleeper it wakes may preempt us (that kick is ours). A
+	 * sleeper's deadline alone is no tick: the wakee takes the pCPU by
+	 * wakeup preemption or at sched/'s own timer, as any other wakee
+	 * would (a tick here would preempt under NO_WAKEUP_PREEMPTION). */
+	sched_bind_sleepers_wake(b, v->pcpu, now);
+	kicked = __atomic_exchange_n(&pc->kicked, 0u, __ATOMIC_SEQ_CST);
+	t = __atomic_load_n(&pc->timer_ns, __ATOMIC_SEQ_CST);
+	if (!kicked && (!t || now < t) && now - pc->last_balance_ns < b->balance_period_ns) {
+		sched_bind_service_pending(b);
+		timer_sync(v);
 		return 0;
+	}
 	if (kicked)
 		sched_wake_drain(&b->h, v->pcpu, now);
 	r = sched_tick(&b->h, v->pcpu, now);

@@ -52,4 +52,20 @@ void sched_bind_unservice(unsigned p);
 /* The holder of p lets it go to next (SCHED_NONE: idle). */
 void sched_bind_hand_on(struct sched_bind *b, unsigned p, uint32_t next);
 
+/* Wake entity id (sched_bind_vcpu_wake's work, for any entity of the
+ * domain): waker_pcpu as sched_wake_hint's, hint its SCHED_WAKE_* flags.
+ * enum sched_wake_how or -errno. */
+int sched_bind_wake_entity(struct sched_bind *b, unsigned id, unsigned waker_pcpu,
+			   unsigned hint);
+
+/* The holder of a pCPU wakes blocked vCPUs whose deadline passed
+ * (sched_bind_sleepers.c). _arm: v, still holding its pCPU, blocks until
+ * deadline_ns (0: none, nothing published); _disarm: it runs again. */
+void sched_bind_sleeper_arm(struct sched_bind_vcpu *v, uint64_t deadline_ns);
+void sched_bind_sleeper_disarm(struct sched_bind_vcpu *v);
+
+/* Wake p's sleepers whose deadline is <= now (any thread that holds or
+ * decides for p). Returns how many were woken. */
+int sched_bind_sleepers_wake(struct sched_bind *b, unsigned p, uint64_t now);
+
 #endif

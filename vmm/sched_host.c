@@ -3,9 +3,11 @@
 #include "common/clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 
@@ -41,34 +43,92 @@ int sched_host_cpus(const struct sched_options *o, struct host_cpu_list *out,
 	return 0;
 }
 
+const char *sched_host_domain_name(const struct sched_options *o, char *buf, size_t len)
+{
+	if (o->domain)
+		return o->domain;
+	if (o->domain_private)
+		return NULL;
+	snprintf(buf, len, SCHED_SHM_DEFAULT_PREFIX "%u", (unsigned)geteuid());
+	return buf;
+}
+
+/* Every host CPU that is online: what the default domain covers, the same
+ * for every member whatever its own affinity. */
+static int online_cpus(struct host_cpu_list *out)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return sched_opts_parse_cpulist(buf, out);
+}
+
+/*
+ * The default domain spans the host's CPUs and this VM's vCPUs may run on
+ * those of its own (--host-cpus within the process's affinity, which
+ * libvirt's cpuset sets): the allowed set of each entity, in pCPU numbers.
+ */
+static void narrow_to(struct sched_host *sh, const struct host_cpu_list *mine)
+{
+	sched_cpuset_zero(&sh->allowed);
+	sh->nr_allowed = 0;
+	for (unsigned p = 0; p < sh->shm.hdr->nr_pcpus; p++)
+		if (host_cpu_list_test(mine, (unsigned)sh->shm.pcpus[p].host_cpu)) {
+			sched_cpuset_set(&sh->allowed, p);
+			sh->nr_allowed++;
+		}
+	sh->ep.allowed = &sh->allowed;
+}
+
 int sched_host_open(struct sched_host *sh, const struct sched_options *o, unsigned nr_vcpus,
 		    int kick_signal, char *err, size_t errlen)
 {
 	struct sched_domain_params dp = { .features = o->features };
-	struct host_cpu_list cpus;
+	struct host_cpu_list cpus, mine;
+	char name[64];
 	struct sched_shm_params p = {
-		.name = o->domain, .host_cpus = &cpus, .dom_params = &dp,
+		.name = sched_host_domain_name(o, name, sizeof(name)), .host_cpus = &cpus,
+		.dom_params = &dp, .vm_name = o->vm_name,
 		.max_entities = nr_vcpus > SCHED_SHM_DEFAULT_ENTITIES ? nr_vcpus
 								      : SCHED_SHM_DEFAULT_ENTITIES,
 	};
+	bool by_default = !o->domain && !o->domain_private;
 	int r;
 
 	memset(sh, 0, sizeof(*sh));
-	r = sched_host_cpus(o, &cpus, err, errlen);
+	r = sched_host_cpus(o, &mine, err, errlen);
 	if (r)
 		return r;
+	cpus = mine;
+	if (by_default && online_cpus(&cpus)) {
+		snprintf(err, errlen, "the default scheduling domain: cannot read the host's "
+			 "online CPUs (/sys/devices/system/cpu/online); use --sched-domain private");
+		return -ENOENT;
+	}
 	r = sched_shm_open(&sh->shm, &p, err, errlen);
 	if (r)
 		return r;
 	sh->shm_ok = true;
+	if (by_default)
+		narrow_to(sh, &mine);
 	r = sched_bind_init(&sh->bind, &sh->shm, kick_signal);
 	if (r) {
 		snprintf(err, errlen, "scheduler binding: %s", strerror(-r));
 		goto fail;
 	}
 	sh->bind_ok = true;
-	if (o->domain)
-		log_info("scheduling domain %s (%s): %s, %u member(s) now", o->domain,
+	if (p.name)
+		log_info("scheduling domain %s (%s): %s, %u member(s) now", p.name,
 			 sh->shm.path, sh->shm.created ? "created" : "joined",
 			 sched_shm_nr_members(&sh->shm));
 	if (!sh->shm.created && o->features) {
@@ -105,8 +165,17 @@ int sched_host_vcpu_add(struct sched_host *sh, struct sched_bind_vcpu *v, unsign
 {
 	struct sched_entity_params ep = sh->ep;
 
-	/* spread the first wakes' "previous pCPU" over the domain */
+	/* spread the first wakes' "previous pCPU" over the pCPUs it may use */
 	ep.create_pcpu = index % sh->shm.hdr->nr_pcpus;
+	if (ep.allowed && sh->nr_allowed) {
+		unsigned k = index % sh->nr_allowed;
+
+		for (unsigned p = 0; p < sh->shm.hdr->nr_pcpus; p++)
+			if (sched_cpuset_test(&sh->allowed, p) && k-- == 0) {
+				ep.create_pcpu = p;
+				break;
+			}
+	}
 	return sched_bind_vcpu_add(&sh->bind, v, &ep, index, kick, opaque);
 }
 

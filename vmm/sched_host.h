@@ -21,7 +21,20 @@ struct sched_host {
 	struct trace_writer trace;
 	bool shm_ok, bind_ok, trace_ok;
 	struct sched_entity_params ep; /* for every vCPU of this VM */
+	struct sched_cpuset allowed;   /* default domain: ep.allowed, the pCPUs of
+					* this VM's host CPUs */
+	unsigned nr_allowed;
 };
+
+/*
+ * The domain a VM joins: --sched-domain NAME; NULL for --sched-domain
+ * private (a domain of its own, in private memory); else the user's
+ * default domain "default-UID" (buf), which spans every online host CPU,
+ * so that all of a user's VMs share one scheduler by default (the file is
+ * 0600 like every domain: another user's VMs, e.g. libvirt's libvirt-qemu,
+ * have their own, and lagvisor stat shows them all).
+ */
+const char *sched_host_domain_name(const struct sched_options *o, char *buf, size_t len);
 
 /* The host CPUs for o: --host-cpus (each must be in the process's affinity)
  * or the affinity itself. 0 or -EINVAL with err. */

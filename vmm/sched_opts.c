@@ -208,12 +208,29 @@ int sched_opts_apply(struct sched_options *o, const char *name, const char *v,
 			return r == -ENOMEM ? -ENOMEM : -EINVAL;
 		o->features = v;
 	} else if (!strcmp(name, "sched-domain")) {
+		o->domain_private = !strcmp(v, "private");
+		o->domain = NULL;
+		if (o->domain_private)
+			return 0;
 		if (!sched_opts_domain_name_ok(v)) {
 			snprintf(err, errlen, "--sched-domain '%s': a name is 1-64 letters, "
 				 "digits, '-', '_' or '.', not starting with '.'", v);
 			return -EINVAL;
 		}
 		o->domain = v;
+	} else if (!strcmp(name, "name")) {
+		size_t n = strlen(v);
+
+		if (n == 0 || n >= SCHED_OPTS_VM_NAME_MAX) {
+			snprintf(err, errlen, "--name: 1 to %u bytes", SCHED_OPTS_VM_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f) {
+				snprintf(err, errlen, "--name: no control characters");
+				return -EINVAL;
+			}
+		o->vm_name = v;
 	} else if (!strcmp(name, "trace")) {
 		if (!*v) {
 			snprintf(err, errlen, "--trace: empty path");

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #define SCHED_OPTS_MAX_HOST_CPUS 1024u
+#define SCHED_OPTS_VM_NAME_MAX 48u     /* --name, with its NUL */
 /* --latency low without --slice: a slice short enough that a waking vCPU
  * of this VM cuts a neighbour's protection (PREEMPT_SHORT) and its own
  * deadline comes first, yet ~30 exits' worth of run on a PVM backend. */
@@ -33,8 +34,10 @@ struct sched_options {
 	bool latency_low;              /* --latency low */
 	bool idle;                     /* --idle: idle class (weight 3) */
 	const char *features;          /* --sched-feature list, validated; NULL: defaults */
-	const char *domain;            /* --sched-domain NAME; NULL: private domain */
+	const char *domain;            /* --sched-domain NAME; NULL: the default */
+	bool domain_private;           /* --sched-domain private: this VM's own */
 	const char *trace_path;        /* --trace FILE; NULL: no trace */
+	const char *vm_name;           /* --name (-name guest=): for lagvisor stat */
 };
 
 static inline bool host_cpu_list_test(const struct host_cpu_list *l, unsigned cpu)

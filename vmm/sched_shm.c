@@ -164,7 +164,7 @@ static int init_block(struct sched_shm *s, const struct sched_shm_params *p, uns
 	return r;
 }
 
-static int register_member(struct sched_shm *s)
+static int register_member(struct sched_shm *s, const struct sched_shm_params *p)
 {
 	for (unsigned i = 0; i < s->hdr->max_members; i++) {
 		struct sched_shm_member *m = &s->members[i];
@@ -174,6 +174,9 @@ static int register_member(struct sched_shm *s)
 		if (m->pid > 0)
 			continue;              /* dead, not cleaned yet: leave to reap */
 		m->start_time = sched_shm_proc_start_time(getpid());
+		memset(m->name, 0, sizeof(m->name));
+		if (p->vm_name)
+			snprintf(m->name, sizeof(m->name), "%s", p->vm_name);
 		__atomic_store_n(&m->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 		s->member = i;
 		return 0;
@@ -205,7 +208,7 @@ static int create_private(struct sched_shm *s, const struct sched_shm_params *p,
 	if (r)
 		return r;
 	s->created = true;
-	register_member(s);
+	register_member(s, p);
 	__atomic_store_n(&s->hdr->initialised, 1u, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -214,6 +217,38 @@ static void probe_kick(void *opaque, unsigned pcpu)
 {
 	(void)opaque;
 	(void)pcpu;
+}
+
+/*
+ * A domain file of another lagvisor version (another ABI) that none of its
+ * members still uses: a default domain outlives the VMs of an upgrade that
+ * were SIGKILLed, and refusing it would refuse every later VM of the user.
+ * The member table's place and the (pid, start time) at its slots' start
+ * are the same in every ABI so far; anything that does not fit in the file
+ * is not trusted (then it is refused as before). flock held.
+ */
+static bool abandoned_other_version(const struct sched_shm_header *h, off_t file_size)
+{
+	uint64_t end;
+
+	if (h->magic != SCHED_SHM_MAGIC || h->abi == SCHED_SHM_ABI ||
+	    h->member_size < sizeof(struct sched_shm_member) - SCHED_SHM_VM_NAME_LEN ||
+	    h->max_members == 0 || h->max_members > 4096 ||
+	    __builtin_mul_overflow((uint64_t)h->max_members, h->member_size, &end) ||
+	    __builtin_add_overflow(end, h->member_off, &end) || end > (uint64_t)file_size)
+		return false;
+	for (unsigned i = 0; i < h->max_members; i++) {
+		const char *slot = (const char *)h + h->member_off + (uint64_t)i * h->member_size;
+		struct sched_shm_member m;
+
+		memset(&m, 0, sizeof(m));
+		memcpy(&m.pid, slot, sizeof(m.pid));
+		memcpy(&m.start_time, slot + offsetof(struct sched_shm_member, start_time),
+		       sizeof(m.start_time));
+		if (sched_shm_member_alive(&m))
+			return false;
+	}
+	return true;
 }
 
 /* The checks a joiner makes on a mapped header (flock held). */
@@ -235,8 +270,9 @@ static int check_header(struct sched_shm *s, const struct sched_shm_params *p, o
 	    h->member_size != sizeof(struct sched_shm_member) ||
 	    h->pcpu_size != sizeof(struct sched_shm_pcpu) ||
 	    h->vcpu_size != sizeof(struct sched_shm_vcpu)) {
-		snprintf(err, errlen, "%s: made by another lagvisor version (domain ABI %u, "
-			 "this one %u); use another --sched-domain", s->path, h->abi, SCHED_SHM_ABI);
+		snprintf(err, errlen, "%s: in use by another lagvisor version (domain ABI %u, "
+			 "this one %u); stop its VMs, or use --sched-domain private or another "
+			 "name", s->path, h->abi, SCHED_SHM_ABI);
 		return -EINVAL;
 	}
 	if (h->nr_pcpus == 0 || h->nr_pcpus > SCHED_MAX_PCPUS || h->max_entities == 0 ||
@@ -325,13 +361,21 @@ static int open_existing(struct sched_shm *s, const struct sched_shm_params *p, 
 			}
 			h = s->mem;
 			if (__atomic_load_n(&h->initialised, __ATOMIC_ACQUIRE)) {
+				if (!p->observe && abandoned_other_version(h, st.st_size)) {
+					unlink(s->path);
+					munmap(s->mem, s->len);
+					s->mem = NULL;
+					close(s->fd);
+					s->fd = -1;
+					return -EAGAIN;        /* create it anew */
+				}
 				r = check_header(s, p, st.st_size, err, errlen);
 				if (r)
 					return r;
 				set_views(s);
 				if (p->observe)
 					return 0;
-				r = register_member(s);
+				r = register_member(s, p);
 				if (r)
 					snprintf(err, errlen, "%s: domain full (%u members)", s->path,
 						 SCHED_SHM_MAX_MEMBERS);
@@ -388,7 +432,7 @@ static int create_file(struct sched_shm *s, const struct sched_shm_params *p, un
 		return r;
 	}
 	s->created = true;
-	register_member(s);
+	register_member(s, p);
 	__atomic_store_n(&s->hdr->initialised, 1u, __ATOMIC_RELEASE);
 	flock(s->fd, LOCK_UN);
 	return 0;

@@ -35,9 +35,11 @@
 #define SCHED_SHM_MAGIC 0x316d6f647667616cull   /* "lagvdom1" in memory order */
 /* 2: KVM's per-vCPU counters (kvm_exits, kvm_emulations) joined the vCPU
  * slot. 3: the feature word gained DELAY_ZERO and PREEMPT_ELIGIBLE (every
- * later bit moved) and its defaults changed. A member of another ABI is
- * refused at join (sched_shm_open). */
-#define SCHED_SHM_ABI 3u
+ * later bit moved) and its defaults changed. 4: blocked vCPUs' deadlines
+ * (vCPU sleep_deadline_ns, sleep_pcpu; pCPU sleeper_ns), which the
+ * holder of a pCPU watches, and the member's VM name. A member of another ABI is refused at join
+ * (sched_shm_open). */
+#define SCHED_SHM_ABI 4u
 #define SCHED_SHM_MAX_MEMBERS 64u
 #define SCHED_SHM_DEFAULT_ENTITIES 512u
 /* Wakeup latency histogram: bucket 0 is < 1 us, bucket i (>= 1) holds
@@ -50,10 +52,15 @@
  * decision for the idle pCPU). */
 #define SCHED_SHM_CLAIM_BASE 0xff000000u
 
+/* The default domain of a user: DIR/lagvisor-default-UID (sched_host.c). */
+#define SCHED_SHM_DEFAULT_PREFIX "default-"
+#define SCHED_SHM_VM_NAME_LEN 48u
+
 struct sched_shm_member {
 	int32_t pid;                   /* 0: free slot */
 	uint32_t pad;
 	uint64_t start_time;           /* /proc/PID/stat field 22 */
+	char name[SCHED_SHM_VM_NAME_LEN];  /* the VM's --name, NUL-terminated ("": none) */
 };
 
 struct sched_shm_pcpu {
@@ -64,6 +71,8 @@ struct sched_shm_pcpu {
 	uint32_t pad;
 	uint64_t last_balance_ns;
 	uint64_t busy_ns;              /* time some vCPU thread held it (stat) */
+	uint64_t sleeper_ns;           /* earliest deadline of a vCPU blocked here
+					* (a lower bound; 0: none), atomic */
 } __attribute__((aligned(64)));
 
 /* Per entity: the binding's futex and identity, and counters for stat. */
@@ -86,6 +95,10 @@ struct sched_shm_vcpu {
 	 * thread now and then (sched_bind_vcpu_publish_kvm): they show
 	 * whether it runs natively or in KVM's instruction emulator. */
 	uint64_t kvm_exits, kvm_emulations;
+	/* Blocked with its own timer due at sleep_deadline_ns (0: not), from
+	 * pCPU sleep_pcpu, whose holder wakes it then. Atomic. */
+	uint64_t sleep_deadline_ns;
+	uint32_t sleep_pcpu, pad2;
 } __attribute__((aligned(64)));
 
 struct sched_shm_header {
@@ -125,6 +138,7 @@ struct sched_shm_params {
 	const struct sched_domain_params *dom_params;  /* creator only; may be NULL */
 	unsigned join_timeout_ms;      /* wait for a creator to finish; 0: 2000 */
 	bool observe;                  /* stat: read-only, no member slot, never creates */
+	const char *vm_name;           /* shown by lagvisor stat; NULL: none */
 };
 
 /* The file for a domain name: DIR/lagvisor-NAME. 0, or -ENAMETOOLONG/-EINVAL. */

@@ -15,15 +15,17 @@
 
 void stat_usage(FILE *f)
 {
-	fputs("Usage: lagvisor stat [--domain NAME] [--json] [--interval S] [--once]\n"
+	fputs("Usage: lagvisor stat [--domain NAME] [--vms] [--json] [--interval S] [--once]\n"
 	      "\n"
-	      "Live counters of a shared scheduling domain (--sched-domain NAME):\n"
-	      "per vCPU run/wait/steal time, wakeups and wakeup latency, preemptions,\n"
-	      "migrations, and KVM's exits and instruction emulations (a vCPU that\n"
-	      "runs natively has about one emulation per exit); per pCPU utilisation.\n"
+	      "Live counters of a scheduling domain, VM by VM: per vCPU run/wait/steal\n"
+	      "time, wakeups and wakeup latency, preemptions, migrations, and KVM's\n"
+	      "exits and instruction emulations (a vCPU that runs natively has about\n"
+	      "one emulation per exit); per pCPU utilisation.\n"
 	      "\n"
-	      "  --domain NAME   the domain (default: the only one there is)\n"
-	      "  --json          one JSON object per snapshot, one per line\n"
+	      "  --domain NAME   the domain (default: every user's default domain,\n"
+	      "                  default-UID, else the only domain there is)\n"
+	      "  --vms           one line per VM\n"
+	      "  --json          one JSON object per domain and snapshot, one per line\n"
 	      "  --interval S    seconds between snapshots (default 1; e.g. 0.5)\n"
 	      "  --once          one snapshot, then exit\n"
 	      "  --count N       N snapshots, then exit\n", f);
@@ -66,6 +68,8 @@ int stat_parse_args(int argc, char *const argv[], struct stat_options *o, char *
 			o->json = true;
 		} else if (!strcmp(a, "--once")) {
 			o->once = true;
+		} else if (!strcmp(a, "--vms")) {
+			o->vms = true;
 		} else if (!strcmp(a, "--domain")) {
 			if (!sched_opts_domain_name_ok(v)) {
 				snprintf(err, errlen, "stat: --domain '%s': not a domain name", v);
@@ -172,6 +176,83 @@ static void print_pcpus(FILE *f, const struct sched_shm *s, bool json, struct st
 		prev->t_ns = now;
 }
 
+void stat_json_string(FILE *f, const char *str)
+{
+	fputc('"', f);
+	for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(f, "\\u%04x", *c);
+		else
+			fputc(*c, f);
+	}
+	fputc('"', f);
+}
+
+/* A member slot's name, copied out (a writer may be reusing the slot). */
+static void member_name(const struct sched_shm_member *m, char *buf, size_t len)
+{
+	memcpy(buf, m->name, len < sizeof(m->name) ? len : sizeof(m->name));
+	buf[len - 1] = '\0';
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+/* Whether a vCPU slot belongs to member slot m (NULL: to no live member:
+ * a member that died and is not reaped yet). */
+static bool vcpu_of(const struct sched_shm *s, const struct sched_shm_vcpu *v,
+		    const struct sched_shm_member *m)
+{
+	int32_t pid = LD(v->pid);
+
+	if (m)
+		return LD(m->pid) == pid;
+	for (unsigned i = 0; i < s->hdr->max_members; i++)
+		if (LD(s->members[i].pid) == pid)
+			return false;
+	return true;
+}
+
+static void print_vcpu(FILE *f, const struct sched_shm *s, unsigned e, bool json, bool first,
+		       const char *vm, uint64_t now)
+{
+	const struct sched_shm_vcpu *v = &s->vcpus[e];
+	uint64_t hist[SCHED_SHM_LAT_BUCKETS];
+
+	for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)
+		hist[i] = LD(v->lat_hist[i]);
+	if (json) {
+		fprintf(f, "%s{\"vm\":", first ? "" : ",");
+		stat_json_string(f, vm);
+		fprintf(f, ",\"pid\":%d,\"vcpu\":%u,\"entity\":%u,\"run_ns\":%" PRIu64
+			",\"wait_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64 ",\"wakeups\":%"
+			PRIu64 ",\"preemptions\":%" PRIu64 ",\"migrations\":%" PRIu64
+			",\"blocks\":%" PRIu64 ",\"lat_max_ns\":%" PRIu64
+			",\"kvm_exits\":%" PRIu64 ",\"kvm_emulations\":%" PRIu64
+			",\"lat_hist_log2_us\":[", (int)v->pid,
+			v->vcpu_index, e, run_now(v, now), LD(v->wait_ns), LD(v->steal_ns),
+			LD(v->nr_wakeups), LD(v->nr_preemptions), LD(v->nr_migrations),
+			LD(v->nr_blocks), LD(v->lat_max_ns), LD(v->kvm_exits),
+			LD(v->kvm_emulations));
+		for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", hist[i]);
+		fputs("]}", f);
+		return;
+	}
+	fprintf(f, "  %7d %5u %10.1f %10.1f %10.1f %9" PRIu64 " %8" PRIu64 " %8"
+		PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %10" PRIu64 " %10"
+		PRIu64 "\n", (int)v->pid,
+		v->vcpu_index, run_now(v, now) / 1e6, LD(v->wait_ns) / 1e6,
+		LD(v->steal_ns) / 1e6, LD(v->nr_wakeups),
+		stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 50) / 1000,
+		stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 99) / 1000,
+		LD(v->lat_max_ns) / 1000, LD(v->nr_preemptions),
+		LD(v->nr_migrations), LD(v->kvm_exits), LD(v->kvm_emulations));
+}
+
+/* The vCPUs VM by VM (member slot order), then any of a member that died
+ * and is not reaped yet. */
 static void print_vcpus(FILE *f, const struct sched_shm *s, bool json, uint64_t now)
 {
 	bool first = true;
@@ -180,41 +261,87 @@ static void print_vcpus(FILE *f, const struct sched_shm *s, bool json, uint64_t 
 		fprintf(f, "\n  %7s %5s %10s %10s %10s %9s %8s %8s %8s %7s %7s %10s %10s\n", "pid",
 			"vcpu", "run ms", "wait ms", "steal ms", "wakeups", "p50 us", "p99 us",
 			"max us", "preempt", "migr", "kvm exits", "kvm emul");
-	for (unsigned e = 0; e < s->hdr->max_entities; e++) {
-		const struct sched_shm_vcpu *v = &s->vcpus[e];
-		uint64_t hist[SCHED_SHM_LAT_BUCKETS];
+	for (unsigned i = 0; i <= s->hdr->max_members; i++) {
+		const struct sched_shm_member *m = i < s->hdr->max_members ? &s->members[i] : NULL;
+		char name[SCHED_SHM_VM_NAME_LEN + 1] = "(gone)";
+		bool header = false;
 
-		if (!__atomic_load_n(&v->in_use, __ATOMIC_ACQUIRE))
+		if (m && LD(m->pid) <= 0)
 			continue;
-		for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)
-			hist[i] = LD(v->lat_hist[i]);
-		if (json) {
-			fprintf(f, "%s{\"pid\":%d,\"vcpu\":%u,\"entity\":%u,\"run_ns\":%" PRIu64
-				",\"wait_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64 ",\"wakeups\":%"
-				PRIu64 ",\"preemptions\":%" PRIu64 ",\"migrations\":%" PRIu64
-				",\"blocks\":%" PRIu64 ",\"lat_max_ns\":%" PRIu64
-				",\"kvm_exits\":%" PRIu64 ",\"kvm_emulations\":%" PRIu64
-				",\"lat_hist_log2_us\":[", first ? "" : ",", (int)v->pid,
-				v->vcpu_index, e, run_now(v, now), LD(v->wait_ns), LD(v->steal_ns),
-				LD(v->nr_wakeups), LD(v->nr_preemptions), LD(v->nr_migrations),
-				LD(v->nr_blocks), LD(v->lat_max_ns), LD(v->kvm_exits),
-				LD(v->kvm_emulations));
-			for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)
-				fprintf(f, "%s%" PRIu64, i ? "," : "", hist[i]);
-			fputs("]}", f);
-		} else {
-			fprintf(f, "  %7d %5u %10.1f %10.1f %10.1f %9" PRIu64 " %8" PRIu64 " %8"
-				PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %10" PRIu64 " %10"
-				PRIu64 "\n", (int)v->pid,
-				v->vcpu_index, run_now(v, now) / 1e6, LD(v->wait_ns) / 1e6,
-				LD(v->steal_ns) / 1e6, LD(v->nr_wakeups),
-				stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 50) / 1000,
-				stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 99) / 1000,
-				LD(v->lat_max_ns) / 1000, LD(v->nr_preemptions),
-				LD(v->nr_migrations), LD(v->kvm_exits), LD(v->kvm_emulations));
+		if (m)
+			member_name(m, name, sizeof(name));
+		for (unsigned e = 0; e < s->hdr->max_entities; e++) {
+			if (!__atomic_load_n(&s->vcpus[e].in_use, __ATOMIC_ACQUIRE) ||
+			    !vcpu_of(s, &s->vcpus[e], m))
+				continue;
+			if (!json && !header)
+				fprintf(f, "  VM %s (pid %d)\n", name, m ? (int)LD(m->pid) : 0);
+			header = true;
+			print_vcpu(f, s, e, json, first, name, now);
+			first = false;
 		}
+	}
+}
+
+static void print_members_json(FILE *f, const struct sched_shm *s)
+{
+	bool first = true;
+
+	for (unsigned i = 0; i < s->hdr->max_members; i++) {
+		const struct sched_shm_member *m = &s->members[i];
+		char name[SCHED_SHM_VM_NAME_LEN + 1];
+		unsigned n = 0;
+		int32_t pid = LD(m->pid);
+
+		if (pid <= 0)
+			continue;
+		member_name(m, name, sizeof(name));
+		for (unsigned e = 0; e < s->hdr->max_entities; e++)
+			n += __atomic_load_n(&s->vcpus[e].in_use, __ATOMIC_ACQUIRE) &&
+			     LD(s->vcpus[e].pid) == pid;
+		fprintf(f, "%s{\"name\":", first ? "" : ",");
+		stat_json_string(f, name);
+		fprintf(f, ",\"pid\":%d,\"vcpus\":%u}", (int)pid, n);
 		first = false;
 	}
+}
+
+void stat_print_vms(FILE *f, const struct sched_shm *s)
+{
+	uint64_t now = clock_now_ns();
+
+	fprintf(f, "lagvisor stat: %s, %u VM(s), %u pCPU(s)\n\n", s->path,
+		sched_shm_nr_members(s), s->hdr->nr_pcpus);
+	fprintf(f, "  %-24s %7s %5s %9s %9s %9s %7s %7s\n", "VM", "pid", "vCPUs", "run s",
+		"wait s", "wakeups", "p50 us", "p99 us");
+	for (unsigned i = 0; i < s->hdr->max_members; i++) {
+		const struct sched_shm_member *m = &s->members[i];
+		uint64_t hist[SCHED_SHM_LAT_BUCKETS] = { 0 }, run = 0, wait = 0, wakes = 0;
+		char name[SCHED_SHM_VM_NAME_LEN + 1];
+		int32_t pid = LD(m->pid);
+		unsigned n = 0;
+
+		if (pid <= 0)
+			continue;
+		member_name(m, name, sizeof(name));
+		for (unsigned e = 0; e < s->hdr->max_entities; e++) {
+			const struct sched_shm_vcpu *v = &s->vcpus[e];
+
+			if (!__atomic_load_n(&v->in_use, __ATOMIC_ACQUIRE) || LD(v->pid) != pid)
+				continue;
+			n++;
+			run += run_now(v, now);
+			wait += LD(v->wait_ns);
+			wakes += LD(v->nr_wakeups);
+			for (unsigned b = 0; b < SCHED_SHM_LAT_BUCKETS; b++)
+				hist[b] += LD(v->lat_hist[b]);
+		}
+		fprintf(f, "  %-24.24s %7d %5u %9.1f %9.1f %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+			"\n", name, (int)pid, n, run / 1e9, wait / 1e9, wakes,
+			stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 50) / 1000,
+			stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 99) / 1000);
+	}
+	fflush(f);
 }
 
 void stat_print(FILE *f, const struct sched_shm *s, bool json, struct stat_prev *prev)
@@ -222,8 +349,12 @@ void stat_print(FILE *f, const struct sched_shm *s, bool json, struct stat_prev 
 	uint64_t now = clock_now_ns();
 
 	if (json) {
-		fprintf(f, "{\"domain\":\"%s\",\"time_ns\":%" PRIu64 ",\"members\":%u,\"pcpus\":[",
-			s->path, now, sched_shm_nr_members(s));
+		fputs("{\"domain\":", f);
+		stat_json_string(f, s->path);
+		fprintf(f, ",\"time_ns\":%" PRIu64 ",\"members\":%u,\"vms\":[", now,
+			sched_shm_nr_members(s));
+		print_members_json(f, s);
+		fputs("],\"pcpus\":[", f);
 		print_pcpus(f, s, true, prev, now);
 		fputs("],\"vcpus\":[", f);
 		print_vcpus(f, s, true, now);
@@ -237,14 +368,19 @@ void stat_print(FILE *f, const struct sched_shm *s, bool json, struct stat_prev 
 	fflush(f);
 }
 
-/* The only lagvisor-* file in the directory, if there is exactly one. */
-static int find_domain(const char *dir, char *name, size_t len, char *err, size_t errlen)
+#define STAT_MAX_DOMAINS 16u
+
+/* The domains to show without --domain: every default domain (one per
+ * user, SCHED_SHM_DEFAULT_PREFIX), else the only lagvisor-* file there. */
+static int find_domains(const char *dir, char names[][80], unsigned *n, char *err,
+			size_t errlen)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], other[80] = "";
+	unsigned nr_other = 0;
 	struct dirent *d;
-	unsigned n = 0;
 	DIR *dp;
 
+	*n = 0;
 	if (sched_shm_path(dir, "x", path, sizeof(path)))
 		return -EINVAL;
 	*strrchr(path, '/') = '\0';
@@ -254,32 +390,42 @@ static int find_domain(const char *dir, char *name, size_t len, char *err, size_
 		return -errno;
 	}
 	while ((d = readdir(dp))) {
-		if (strncmp(d->d_name, "lagvisor-", 9) || !sched_opts_domain_name_ok(d->d_name + 9))
+		const char *name = d->d_name + 9;
+
+		if (strncmp(d->d_name, "lagvisor-", 9) || !sched_opts_domain_name_ok(name))
 			continue;
-		if (n++ == 0)
-			snprintf(name, len, "%s", d->d_name + 9);
+		if (!strncmp(name, SCHED_SHM_DEFAULT_PREFIX, strlen(SCHED_SHM_DEFAULT_PREFIX))) {
+			if (*n < STAT_MAX_DOMAINS)
+				snprintf(names[(*n)++], 80, "%s", name);
+		} else if (nr_other++ == 0) {
+			snprintf(other, sizeof(other), "%s", name);
+		}
 	}
 	closedir(dp);
-	if (n == 1)
+	if (*n)
 		return 0;
-	if (n)
-		snprintf(err, errlen, "stat: %u domains in %s: choose one with --domain NAME",
-			 n, path);
+	if (nr_other == 1) {
+		snprintf(names[(*n)++], 80, "%s", other);
+		return 0;
+	}
+	if (nr_other)
+		snprintf(err, errlen, "stat: no default domain and %u others in %s: choose one "
+			 "with --domain NAME", nr_other, path);
 	else
-		snprintf(err, errlen, "stat: no scheduling domain in %s (lagvisor run "
-			 "--sched-domain NAME makes one)", path);
+		snprintf(err, errlen, "stat: no scheduling domain in %s (no lagvisor VM with "
+			 "--sched eevdf runs)", path);
 	return -ENOENT;
 }
 
 int stat_main(int argc, char *const argv[])
 {
 	struct stat_options o;
-	struct sched_shm_params p = { 0 };
 	struct stat_prev *prev;
-	struct sched_shm s;
-	char err[PATH_MAX + 128] = "", name[80];
+	struct sched_shm s[STAT_MAX_DOMAINS];
+	char err[PATH_MAX + 128] = "", names[STAT_MAX_DOMAINS][80];
+	unsigned nr = 0, open_nr = 0;
 	uint64_t n = 0;
-	int r;
+	int r, code = 0;
 
 	r = stat_parse_args(argc, argv, &o, err, sizeof(err));
 	if (r == 1) {
@@ -290,29 +436,43 @@ int stat_main(int argc, char *const argv[])
 		log_error("%s", err);
 		return 2;
 	}
-	if (!o.domain) {
-		if (find_domain(o.dir, name, sizeof(name), err, sizeof(err))) {
-			log_error("%s", err);
-			return 1;
-		}
-		o.domain = name;
-	}
-	p.name = o.domain;
-	p.dir = o.dir;
-	p.observe = true;
-	if (sched_shm_open(&s, &p, err, sizeof(err))) {
+	if (o.domain) {
+		snprintf(names[0], sizeof(names[0]), "%s", o.domain);
+		nr = 1;
+	} else if (find_domains(o.dir, names, &nr, err, sizeof(err))) {
 		log_error("%s", err);
 		return 1;
 	}
-	prev = calloc(1, sizeof(*prev));
+	for (unsigned i = 0; i < nr; i++) {
+		struct sched_shm_params p = { .name = names[i], .dir = o.dir, .observe = true };
+
+		/* another user's default domain we may not read: say so, show the rest */
+		if (sched_shm_open(&s[open_nr], &p, err, sizeof(err))) {
+			log_error("%s", err);
+			code = 1;
+			continue;
+		}
+		open_nr++;
+	}
+	if (!open_nr)
+		return 1;
+	prev = calloc(open_nr, sizeof(*prev));
 	if (!prev) {
-		sched_shm_close(&s);
+		for (unsigned i = 0; i < open_nr; i++)
+			sched_shm_close(&s[i]);
 		return 1;
 	}
 	for (;;) {
 		if (!o.json && !o.once)
 			fputs("\033[H\033[2J", stdout);        /* home, clear: like top */
-		stat_print(stdout, &s, o.json, o.once ? NULL : prev);
+		for (unsigned i = 0; i < open_nr; i++) {
+			if (i && !o.json)
+				fputc('\n', stdout);
+			if (o.vms && !o.json)
+				stat_print_vms(stdout, &s[i]);
+			else
+				stat_print(stdout, &s[i], o.json, o.once ? NULL : &prev[i]);
+		}
 		if (o.count && ++n >= o.count)
 			break;
 		if (ferror(stdout))
@@ -322,6 +482,7 @@ int stat_main(int argc, char *const argv[])
 		nanosleep(&ts, NULL);
 	}
 	free(prev);
-	sched_shm_close(&s);
-	return 0;
+	for (unsigned i = 0; i < open_nr; i++)
+		sched_shm_close(&s[i]);
+	return code;
 }

@@ -1,6 +1,8 @@
 /*
- * `lagvisor stat [--domain NAME] [--json] [--interval S] [--once]`: the
- * counters of a shared scheduling domain, read live from its file (never
+ * `lagvisor stat [--domain NAME] [--vms] [--json] [--interval S] [--once]`:
+ * the counters of a shared scheduling domain (without --domain: every
+ * user's default domain there is, else the only domain), by VM (the
+ * members' --name), read live from its file (never
  * joining it, never taking its locks). Per vCPU: run, wait and steal time,
  * wakeups, wakeup latency percentiles from the log2 histogram, preemptions,
  * migrations, blocks; per pCPU: utilisation (time a vCPU thread held it)
@@ -23,6 +25,7 @@ struct stat_options {
 	const char *dir;               /* NULL: as sched_shm_path */
 	bool json;
 	bool once;
+	bool vms;                      /* --vms: one line per VM */
 	uint64_t interval_ns;          /* default 1 s */
 	uint64_t count;                /* snapshots to print; 0: until killed */
 };
@@ -45,6 +48,13 @@ struct stat_prev {
  * utilisation over the interval since it, else since the domain's creation;
  * it is updated. */
 void stat_print(FILE *f, const struct sched_shm *s, bool json, struct stat_prev *prev);
+
+/* The short view: one line per VM (its vCPUs' counters summed, latency
+ * percentiles from their merged histograms), 80 columns. */
+void stat_print_vms(FILE *f, const struct sched_shm *s);
+
+/* `s` with quotes, backslashes and control characters escaped for JSON. */
+void stat_json_string(FILE *f, const char *s);
 
 /* The whole command; returns the process exit status (2: usage). */
 int stat_main(int argc, char *const argv[]);

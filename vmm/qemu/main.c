@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "vmm/qemu/front.h"
 #include "vmm/qemu/qemu_cmdline.h"
+#include "vmm/sched_host.h"
 #include "vmm/sched_shm.h"
 #include "vmm/seccomp.h"
 
@@ -97,11 +98,12 @@ static void to_dev_null(void)
  * capabilities kept (seccomp.h). */
 static uint64_t domain_keep_caps(const struct vm_config *cfg)
 {
-	char path[256];
+	char path[256], buf[64];
+	const char *name = sched_host_domain_name(&cfg->sched_opts, buf, sizeof(buf));
 	struct stat st;
 
-	if (cfg->sched != SCHED_MODE_EEVDF || !cfg->sched_opts.domain ||
-	    sched_shm_path(NULL, cfg->sched_opts.domain, path, sizeof(path)) ||
+	if (cfg->sched != SCHED_MODE_EEVDF || !name ||
+	    sched_shm_path(NULL, name, path, sizeof(path)) ||
 	    stat(path, &st))
 		return 0;
 	return seccomp_caps_for_domain(st.st_uid, true);

@@ -178,6 +178,8 @@ static int opt_name(struct qemu_launch *l, const char *arg, char *err, size_t er
 
 	if (!r && qemu_opts_get(&o, "guest"))
 		r = qemu_cmdline_set_str(&l->name, qemu_opts_get(&o, "guest"), err, errlen);
+	if (!r && l->name)
+		l->cfg.sched_opts.vm_name = l->name;   /* lagvisor stat shows it */
 	qemu_opts_free(&o);
 	return r;
 }

@@ -161,6 +161,42 @@ static void test_live(void)
 	CHECK(out_contains("no scheduling domain"));
 }
 
+/* Without --domain: the default domains (not another one beside them),
+ * vCPUs under their VM's name, a one-line-per-VM view, names escaped in
+ * JSON. */
+static void test_default(void)
+{
+	struct host_cpu_list cpus;
+	char def[80], err[512];
+	struct sched_shm_params p = { .name = def, .host_cpus = &cpus, .max_entities = 8,
+				      .vm_name = "web \"1\"" };
+	struct sched_shm_params q = { .name = "other", .host_cpus = &cpus, .max_entities = 8 };
+	struct sched_shm s, t;
+	char *json[] = { "--json", "--once" };
+	char *text[] = { "--once" };
+	char *vms[] = { "--vms", "--once" };
+
+	snprintf(def, sizeof(def), SCHED_SHM_DEFAULT_PREFIX "%u", (unsigned)geteuid());
+	sched_opts_parse_cpulist("0", &cpus);
+	p.dir = q.dir = dir;
+	CHECK(sched_shm_open(&s, &p, err, sizeof(err)) == 0);
+	CHECK(sched_shm_open(&t, &q, err, sizeof(err)) == 0);
+	s.vcpus[1].pid = getpid();
+	s.vcpus[1].vcpu_index = 3;
+	s.vcpus[1].nr_wakeups = 41;
+	s.vcpus[1].in_use = 1;
+	CHECK(run_stat(json, 2) == 0);
+	CHECK(out_contains("\"vms\":[{\"name\":\"web \\\"1\\\"\",\"pid\":"));
+	CHECK(out_contains("\"vm\":\"web \\\"1\\\"\",\"pid\":"));
+	CHECK(out_contains(def) && !out_contains("lagvisor-other"));
+	CHECK(run_stat(text, 1) == 0);
+	CHECK(out_contains("VM web \"1\" (pid "));
+	CHECK(run_stat(vms, 2) == 0);
+	CHECK(out_contains("web \"1\"") && out_contains("1 VM(s)") && out_contains("       41"));
+	sched_shm_close(&t);
+	sched_shm_close(&s);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/lv-stat-XXXXXX");
@@ -170,6 +206,7 @@ int main(void)
 	test_args();
 	test_percentile();
 	test_live();
+	test_default();
 	unlink(out);
 	rmdir(dir);
 	return check_report("test_stat");

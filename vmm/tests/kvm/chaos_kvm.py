@@ -162,40 +162,13 @@ def test_kill():
 
 TESTS = {"neighbour": test_neighbour, "kill": test_kill}
 
-# Open bugs the test found: SKIP naming them, unless asked.
-KNOWN_ISSUES = {
-    # What it is (01:00-01:10 UTC traces: wakebench beside the chaos guest,
-    # one domain on host CPU 0, everything at nice 19, no other load on
-    # host CPU 0): from some moment both wakebench vCPU threads are
-    # runnable on the host (state R: the message vCPU's futex wait reached
-    # its LAPIC deadline, the worker's its reap period) and get no host CPU
-    # for 1.5-6.5 s (/proc/TID/sched: sum_exec_runtime, exec_start frozen),
-    # while the chaos vCPU threads use all of host CPU 0 (3 x 160 ms per
-    # 500 ms). sched/ still has both wakebench vCPUs blocked (stat: blocks
-    # == wakeups, wait_ns still), so nothing preempts the chaos holder: a
-    # blocked vCPU whose deadline passed must first run on the host to wake
-    # itself, and the host does not run it. The two lagvisor processes are
-    # in different sessions (sched_kvm.Guest: start_new_session), hence in
-    # different autogroups, and the host's group scheduling picks between
-    # them: with both in one session 4 of 4 runs got 2429-2818 wakeups
-    # beside chaos; in separate sessions 6 of 7 runs stalled (83-1264
-    # wakeups). A fix is lagvisor's: a blocked vCPU's deadline must not
-    # need its own thread to get the host CPU (e.g. the holder of its pCPU
-    # wakes blocked entities whose deadline passed, its slice timer armed
-    # for the earliest one); run-queue placement across autogroups or
-    # cgroups is the host's.
-    # Not the guest's TSC: 4 of 5 runs stalled with chaos.c built with
-    # IA32_TSC and TSC_ADJUST writes forbidden on every vCPU, and sched/ and
-    # the binding never read a guest TSC (common/clock.h; the TSC-deadline
-    # MSR converts relative to the TSC read at the write). A second kind,
-    # not lagvisor's: runs beside a nice-0 benchmark on the same host CPUs
-    # (00:55-01:02 UTC) stalled 0.5-7.8 s with and without TSC writes, host
-    # CPU 0 100 % busy with the benchmark (nice-0 user+sys in /proc/stat)
-    # and lagvisor's nice-19 threads below 1 % of it.
-    "neighbour": "a blocked wakebench vCPU whose deadline passed waits 1.5-6.5 s for host CPU "
-                 "beside the chaos guest (the VMs in separate autogroups; sched/ never learns it "
-                 "is runnable, the chaos holder is never preempted)",
-}
+# Open bugs the test found: SKIP naming them, unless asked. "neighbour"
+# was one until the holder of a pCPU woke its blocked vCPUs at their
+# deadlines (vmm/sched_bind_sleepers.c): a blocked wakebench vCPU whose
+# deadline passed waited 1.5-6.5 s for its own thread to get host CPU 0
+# from the chaos VM's threads (the VMs in separate autogroups), and sched/
+# never learned it was runnable.
+KNOWN_ISSUES = {}
 
 
 def main():
