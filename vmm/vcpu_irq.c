@@ -147,8 +147,7 @@ static void futex_wait_until(uint32_t *word, uint32_t val, uint64_t deadline_ns)
 	struct timespec ts, *tp = NULL;
 
 	if (deadline_ns != LAPIC_NO_DEADLINE) {
-		ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
-		ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
+		ts = clock_ns_to_timespec(deadline_ns);
 		tp = &ts;
 	}
 	syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, val, tp, NULL,
@@ -412,10 +411,8 @@ static void arm_host_timer(struct vcpu *v, uint64_t dl)
 	if (dl == q->host_timer_ns || !q->host_timer_ok)
 		return;
 	memset(&its, 0, sizeof(its));
-	if (dl != LAPIC_NO_DEADLINE) {
-		its.it_value.tv_sec = (time_t)(dl / 1000000000ull);
-		its.it_value.tv_nsec = (long)(dl % 1000000000ull);
-	}
+	if (dl != LAPIC_NO_DEADLINE)
+		its.it_value = clock_ns_to_timespec(dl);
 	if (timer_settime(q->host_timer, TIMER_ABSTIME, &its, NULL))
 		log_once(LOG_WARN, "vCPU %u: timer_settime: %s", v->index, strerror(errno));
 	else

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
@@ -214,8 +215,6 @@ bool vm_vcpu_ready(struct vm *vm, bool ok)
 	return go;
 }
 
-static struct timespec deadline_ms(long ms);
-
 bool vm_pause_requested(struct vm *vm)
 {
 	return __atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE);
@@ -249,7 +248,7 @@ int vm_pause(struct vm *vm)
 	__atomic_store_n(&vm->paused, true, __ATOMIC_RELEASE);
 	/* Before go, no vCPU has entered the guest: each parks on its way in. */
 	while (vm->go && !vm->stopping && vm->nr_parked < vm->nr_ready) {
-		struct timespec ts = deadline_ms(VM_KICK_PERIOD_MS);
+		struct timespec ts = clock_cond_deadline_ms(VM_KICK_PERIOD_MS);
 
 		for (unsigned i = 0; i < vm->nr_vcpus; i++)
 			vcpu_kick(&vm->vcpus[i]);
@@ -288,7 +287,7 @@ void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid)
 
 int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms)
 {
-	struct timespec ts = deadline_ms(timeout_ms);
+	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
 	if (n > vm->nr_vcpus)
@@ -304,20 +303,6 @@ int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms)
 	return r;
 }
 
-static struct timespec deadline_ms(long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 /* Kick every vCPU out of KVM_RUN and join it, re-kicking until it leaves. */
 static void vm_join_vcpus(struct vm *vm)
 {
@@ -328,7 +313,7 @@ static void vm_join_vcpus(struct vm *vm)
 		long waited = 0;
 
 		while (v->started && !v->joined) {
-			struct timespec ts = deadline_ms(VM_KICK_PERIOD_MS);
+			struct timespec ts = clock_cond_deadline_ms(VM_KICK_PERIOD_MS);
 			int r = pthread_timedjoin_np(v->thread, NULL, &ts);
 
 			if (r == 0) {

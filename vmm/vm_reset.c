@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/compiler.h"
 #include "common/log.h"
 #include "vmm/irqchip_user.h"
@@ -140,16 +141,9 @@ static int vcpu_put(struct vcpu *v, const struct vcpu_snapshot *s)
 /* Every vCPU thread has done its setup and parked (vm_vcpu_park). */
 static int wait_all_parked(struct vm *vm, int timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&vm->lock);
 	while (!r && !vm->stopping && vm->nr_parked < vm->nr_vcpus)
 		if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT)

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "vmm/kvm.h"
 #include "vmm/qemu/cgroup_weight.h"
@@ -248,12 +249,9 @@ static void fb_quit(void *opaque)
 static int fb_vcpu_tids(void *opaque, int *tids, unsigned n)
 {
 	struct front *f = opaque;
+	struct timespec ts = clock_cond_deadline_ms(FRONT_TID_WAIT_MS);
 	int r = -EAGAIN;
 
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += FRONT_TID_WAIT_MS / 1000;
 	pthread_mutex_lock(&f->lock);
 	/* A reset may be rebuilding the machine: wait for the new one. */
 	while (!f->vm_live && f->state != QMP_STATE_SHUTDOWN &&

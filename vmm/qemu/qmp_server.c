@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 /*
@@ -227,9 +228,7 @@ void qmp_server_event(struct qmp_server *s, const char *name, struct json_object
 
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 {
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = clock_now_ns();
 	for (;;) {
 		size_t len;
 		struct pollfd p;
@@ -239,9 +238,7 @@ void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 		len = qmp_server_send_locked(s);
 		p = (struct pollfd){ .fd = s->client_fd, .events = POLLOUT };
 		pthread_mutex_unlock(&s->lock);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 +
-				     (t.tv_nsec - t0.tv_nsec) / 1000000);
+		left = timeout_ms - (long)((clock_now_ns() - t0) / CLOCK_NS_PER_MS);
 		if (!len || left <= 0)
 			return;
 		poll(&p, 1, (int)left);

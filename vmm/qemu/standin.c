@@ -7,21 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 #define STANDIN_TICK_MS 500
-
-static struct timespec after_ms(long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
 
 static void *standin_thread(void *arg)
 {
@@ -35,7 +23,7 @@ static void *standin_thread(void *arg)
 	v->tid = gettid();
 	pthread_cond_broadcast(&s->cond);
 	while (!s->stopping) {
-		struct timespec ts = after_ms(STANDIN_TICK_MS);
+		struct timespec ts = clock_cond_deadline_ms(STANDIN_TICK_MS);
 
 		if (s->paused) {
 			pthread_cond_wait(&s->cond, &s->lock);
@@ -131,7 +119,7 @@ void standin_reset(struct standin *s)
 
 int standin_vcpu_tids(struct standin *s, int *tids, unsigned n, int timeout_ms)
 {
-	struct timespec ts = after_ms(timeout_ms);
+	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
 	pthread_mutex_lock(&s->lock);
