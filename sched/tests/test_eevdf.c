@@ -463,7 +463,7 @@ static void test_fair_share(void)
 			if (lag > bound || lag < -bound) {
 				fprintf(stderr, "entity %d lag %lld beyond %lld\n", i, (long long)lag,
 					(long long)bound);
-				test_failures++;
+				check_failures++;
 				now = 3000 * MS;
 			}
 		}
@@ -476,7 +476,7 @@ static void test_fair_share(void)
 		double want = (double)w[i] / (2048 + 1024 + 335);
 		if (share < want * 0.99 || share > want * 1.01) {
 			fprintf(stderr, "entity %d share %.4f, want %.4f\n", i, share, want);
-			test_failures++;
+			check_failures++;
 		}
 	}
 	tcheck(t, __func__);
@@ -531,10 +531,5 @@ int main(void)
 	test_fair_share();
 	test_delay_dequeue();
 	test_stale_clock_switch();
-	if (test_failures) {
-		fprintf(stderr, "test_eevdf: %d check(s) failed\n", test_failures);
-		return 1;
-	}
-	printf("test_eevdf: all checks passed\n");
-	return 0;
+	return check_report("test_eevdf");
 }

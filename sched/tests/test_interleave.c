@@ -91,7 +91,7 @@ static void newidle_forbidden_curr(void)
 		sched_yield();
 	if (!wait_asleep(tid)) {
 		fprintf(stderr, "%s: the caller never blocked\n", __func__);
-		test_failures++;
+		check_failures++;
 	}
 	/* meanwhile: x starts on pCPU 1 with v queued, may then run on
 	 * pCPU 0 only, and yields (no slice protection left to keep it) */
@@ -118,10 +118,5 @@ static void newidle_forbidden_curr(void)
 int main(void)
 {
 	newidle_forbidden_curr();
-	if (test_failures) {
-		fprintf(stderr, "test_interleave: %d check(s) failed\n", test_failures);
-		return 1;
-	}
-	printf("test_interleave: all checks passed\n");
-	return 0;
+	return check_report("test_interleave");
 }

@@ -391,7 +391,7 @@ static void reweight_cut_expect(struct world *w)
 	if (ei.lag > bound || ei.lag < -bound) {
 		fprintf(stderr, "reweight-cut: lag %" PRId64 " beyond %" PRId64 "\n", ei.lag,
 			bound);
-		test_failures++;
+		check_failures++;
 	}
 }
 
@@ -450,20 +450,20 @@ int main(int argc, char **argv)
 	unsigned ran = 0;
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int before = test_failures;
+		int before = check_failures;
 
 		if (argc > 1 && strcmp(argv[1], cases[i].name))
 			continue;
 		run_case(i);
 		ran++;
-		printf("%-16s %s\n", cases[i].name, test_failures == before ? "ok" : "FAILED");
+		printf("%-16s %s\n", cases[i].name, check_failures == before ? "ok" : "FAILED");
 	}
 	if (!ran) {
 		fprintf(stderr, "test_sched_repair: no case named %s\n", argv[1]);
 		return 1;
 	}
-	if (test_failures) {
-		fprintf(stderr, "test_sched_repair: %d check(s) failed\n", test_failures);
+	if (check_failures) {
+		fprintf(stderr, "test_sched_repair: %d check(s) failed\n", check_failures);
 		return 1;
 	}
 	printf("test_sched_repair: %u owner-death cases repaired\n", ran);
