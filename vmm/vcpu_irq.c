@@ -63,17 +63,6 @@ void vcpu_irq_destroy(struct vcpu *v)
 	q->lapic_ok = false;
 }
 
-static int vcpu_ioctl(struct vcpu *v, unsigned long req, void *arg, const char *name)
-{
-	if (ioctl(v->fd, req, arg) < 0) {
-		int e = errno;
-
-		log_error("vCPU %u: %s: %s", v->index, name, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
 /* IA32_APIC_BASE bits at and above the guest's MAXPHYADDR (CPUID
  * 0x80000008 EAX[7:0], set by x86_vcpu_init) #GP, as on hardware. */
 static void guest_phys_bits_to_lapic(struct vcpu *v)
@@ -129,9 +118,9 @@ int vcpu_irq_thread_init(struct vcpu *v)
 	guest_phys_bits_to_lapic(v);
 	/* KVM's state right after creation is the architectural reset state:
 	 * a later INIT goes back to it. */
-	r = vcpu_ioctl(v, KVM_GET_SREGS, &q->reset_sregs, "KVM_GET_SREGS");
+	r = kvm_ioctl(v->fd, KVM_GET_SREGS, &q->reset_sregs, "vCPU %u: KVM_GET_SREGS", v->index);
 	if (!r)
-		r = vcpu_ioctl(v, KVM_GET_REGS, &q->reset_regs, "KVM_GET_REGS");
+		r = kvm_ioctl(v->fd, KVM_GET_REGS, &q->reset_regs, "vCPU %u: KVM_GET_REGS", v->index);
 	steal_time_init(&q->steal);
 	return r;
 }
@@ -392,8 +381,8 @@ static int wait_for_sipi(struct vcpu *v)
 			break;
 	}
 	if (q->entered &&
-	    (vcpu_ioctl(v, KVM_SET_SREGS, &q->reset_sregs, "KVM_SET_SREGS") ||
-	     vcpu_ioctl(v, KVM_SET_REGS, &q->reset_regs, "KVM_SET_REGS")))
+	    (kvm_ioctl(v->fd, KVM_SET_SREGS, &q->reset_sregs, "vCPU %u: KVM_SET_SREGS", v->index) ||
+	     kvm_ioctl(v->fd, KVM_SET_REGS, &q->reset_regs, "vCPU %u: KVM_SET_REGS", v->index)))
 		return VCPU_STOP;
 	if (x86_vcpu_sipi(v->fd, vector))
 		return VCPU_STOP;
