@@ -6,7 +6,8 @@
  *
  * Lifecycle: vm_init -> vm_map_memory -> vm_load_kernel -> kvm_open(&vm->kvm)
  * -> vm_create -> vm_run -> vm_destroy. vm_destroy is safe after any prefix
- * of that sequence.
+ * of that sequence. vm_build runs the steps up to vm_create, with the
+ * config checks around them.
  */
 #ifndef LAGVISOR_VMM_VM_H
 #define LAGVISOR_VMM_VM_H
@@ -71,6 +72,16 @@ struct vm {
 	unsigned nr_parked;            /* vCPU threads parked now */
 	int exit_code;                 /* set by the first vm_stop */
 };
+
+/*
+ * Check `cfg` against this host (memory, files, KVM's vCPU limit) and
+ * build the VM up to vm_create, ready for vm_run (vm_build.c says why in
+ * this order). Returns 0, or -errno with one line in err, the VM destroyed
+ * (nothing to undo) and *bad_input saying whether the cause was the input
+ * (options, files, a file that is not a kernel) rather than the host.
+ */
+int vm_build(struct vm *vm, const struct vm_config *cfg, bool *bad_input,
+	     char *err, size_t errlen);
 
 /* Empty VM for `cfg` (kept by pointer). Returns 0 or -errno. */
 int vm_init(struct vm *vm, const struct vm_config *cfg);
