@@ -210,10 +210,10 @@ static bool has_wake_event(struct lapic *l, enum wake_on on)
 	if (on == WAKE_ANY)
 		return lapic_has_event(l);
 	/* The fields are the LAPIC's own; read under its lock as lapic.c does. */
-	pthread_mutex_lock(&l->lock);
+	mutex_lock(&l->lock);
 	r = l->init_pending || l->sipi_pending ||
 	    (on == WAKE_UNMASKABLE && l->nmi_pending);
-	pthread_mutex_unlock(&l->lock);
+	mutex_unlock(&l->lock);
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 #include "vmm/config.h"
 #include "vmm/console.h"
@@ -61,7 +62,7 @@ struct vm {
 	 * whose main thread has its own. */
 	int seccomp_main;
 
-	pthread_mutex_t lock;          /* guards the fields below */
+	struct mutex lock;             /* guards the fields below */
 	pthread_cond_t cond;           /* signalled whenever one changes */
 	unsigned nr_ready;             /* vCPU threads done with their setup */
 	bool go;                       /* every vCPU is ready: enter the guest */

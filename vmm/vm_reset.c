@@ -132,13 +132,13 @@ static int wait_all_parked(struct vm *vm, int timeout_ms)
 	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	while (!r && !vm->stopping && vm->nr_parked < vm->nr_vcpus)
-		if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT)
+		if (mutex_cond_timedwait(&vm->lock, &vm->cond, &ts) == -ETIMEDOUT)
 			r = -ETIMEDOUT;
 	if (vm->stopping)
 		r = -ESHUTDOWN;
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	return r;
 }
 
