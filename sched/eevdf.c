@@ -141,6 +141,7 @@ int64_t lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq, struct s
 	int64_t lag = (int64_t)(V - e->vruntime);
 	int64_t limit = (int64_t)delta_fair(rq_max_slice_locked(d, rq) + d->tick_ns, e->weight);
 
+	ASSERT_HELD(&rq->lock);
 	if (lag > limit)
 		lag = limit;
 	if (lag < -limit)
@@ -150,6 +151,7 @@ int64_t lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq, struct s
 
 void resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
+	ASSERT_HELD(&rq->lock);
 	if (!rq->need_resched) {
 		rq->need_resched = 1;
 		sched_trace(h, SCHED_TRACE_RESCHED, rq->index, rq->curr, SCHED_NONE, 0, 0, now_ns);
@@ -227,6 +229,7 @@ void place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent 
 	uint64_t W = rq->sum_w, vslice;
 	int64_t lag = feat(d, SCHED_FEAT_PLACE_LAG) ? e->vlag : 0;
 
+	ASSERT_HELD(&rq->lock);
 	if (rq->curr != SCHED_NONE)
 		W += E(d, rq->curr)->weight;
 	if (!e->custom_slice)
@@ -539,6 +542,8 @@ void migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_r
 void settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
 			 uint32_t id, uint64_t now_ns)
 {
+	ASSERT_HELD(&src->lock);
+	ASSERT_HELD(&dst->lock);
 	if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
 		sched_kick(h, dst->index);
 	rearm_locked(h, src, now_ns);
@@ -553,6 +558,7 @@ void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq)
 	bool idle = rq->curr == SCHED_NONE && rq->nr_queued == rq->nr_delayed && !pending;
 	bool idle_normal = rq->nr_normal == 0 && !pending;
 
+	ASSERT_HELD(&rq->lock);
 	if (((LOAD(d->idle_mask[w]) & bit) != 0) != idle) {
 		if (idle)
 			__atomic_fetch_or(&d->idle_mask[w], bit, __ATOMIC_RELAXED);

@@ -143,6 +143,8 @@ static void ent_detach_locked(struct sched_handle *h, struct sched_rq *rq, uint3
 {
 	struct sched_ent *e = dom_ent(h->dom, id);
 
+	ASSERT_HELD(&e->lock);
+	ASSERT_HELD(&rq->lock);
 	switch (LOAD(e->state)) {
 	case SCHED_ES_RUNNING:
 		update_curr_locked(h, rq, now_ns);
@@ -166,8 +168,10 @@ static int remove_dom_locked(struct sched_handle *h, unsigned id, uint64_t now_n
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
 	struct sched_rq *rq;
-	int r = ent_lock(d, e);
+	int r;
 
+	ASSERT_HELD(&d->lock);
+	r = ent_lock(d, e);
 	if (r)
 		return r;
 	if (LOAD(e->state) == SCHED_ES_FREE) {
@@ -260,6 +264,8 @@ static void set_weight_locked(struct sched_handle *h, struct sched_rq *rq, uint3
 	struct sched_ent *e = dom_ent(h->dom, id);
 	uint32_t st = LOAD(e->state);
 
+	ASSERT_HELD(&e->lock);
+	ASSERT_HELD(&rq->lock);
 	if (weight == e->weight)
 		return;
 	if (st == SCHED_ES_QUEUED || st == SCHED_ES_RUNNING) {

@@ -116,6 +116,7 @@ static void enqueue_woken_locked(struct sched_handle *h, struct sched_rq *rq, ui
 {
 	bool first = dom_ent(h->dom, id)->never_placed;
 
+	ASSERT_HELD(&rq->lock);
 	enqueue_locked(h, rq, id, PLACE_WAKEUP | (first ? PLACE_INITIAL : 0), now_ns);
 }
 
