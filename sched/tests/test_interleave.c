@@ -81,7 +81,7 @@ static void newidle_forbidden_curr(void)
 	CHECK_EQ(tpinfo(t, 0).nr_queued, 2);
 	CHECK_EQ(tpinfo(t, 1).nr_queued, 0);
 	/* the caller for pCPU 1 finds it empty and stops at queue 0's lock,
-	 * holding none (rq_lock2 takes the lower index first) */
+	 * holding none (sched_rq_lock2 takes the lower index first) */
 	CHECK_EQ(sched_lock(&dom_rq(d, 0)->lock), 0);
 	if (pthread_create(&th, NULL, schedule_main, &c)) {
 		fprintf(stderr, "pthread_create failed\n");

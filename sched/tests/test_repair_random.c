@@ -15,7 +15,7 @@
  * entity away while a repair scans the entity states). "threads-nokill"
  * is the same with a child that does nothing: no death, no repair.
  * These modes found the switch that started the new curr at a caller's stale
- * clock (eevdf.c set_next_locked; test_eevdf.c test_stale_clock_switch):
+ * clock (eevdf.c eevdf_set_next_locked; test_eevdf.c test_stale_clock_switch):
  * entities charged twice for the same time reached lags of seconds, and
  * verify() then saw eligible entities wait past its 64 slices; and the
  * switch after a new-idle pull that put back a curr whose allowed set
