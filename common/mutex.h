@@ -1,8 +1,8 @@
 /*
  * A mutex that knows which thread holds it, so that a function named
- * *_locked can assert that its caller holds the lock. The assertion that
- * devices/ used before, pthread_mutex_trylock() == EBUSY, also passes when
- * another thread holds it, which is exactly the bug it should catch.
+ * *_locked can assert that its caller holds the lock. A plain pthread
+ * mutex cannot tell: pthread_mutex_trylock() == EBUSY also holds while
+ * another thread has the lock, which is exactly the bug to catch.
  *
  * For locks inside one process (devices/, vmm/). sched/ keeps its own
  * (sched/lock.c): its locks are process-shared and robust, live in a

@@ -314,6 +314,7 @@ static void uart_write_locked(struct uart *u, unsigned offset, uint8_t val)
 {
 	uint8_t changed;
 
+	MUTEX_ASSERT_HELD(&u->lock);
 	switch (offset) {
 	case UART_RBR_THR:
 		if (u->lcr & LCR_DLAB)
