@@ -1,12 +1,13 @@
-/* Minimal assertions for the C unit tests: count failures, report each
- * with its line (and the values seen), let main return the verdict. */
+/* The assertions of every C test (sched/, devices/, vmm/): count failures,
+ * report each with its line (and the values seen), let main return the
+ * verdict through check_report. */
 #ifndef LAGVISOR_COMMON_TEST_CHECK_H
 #define LAGVISOR_COMMON_TEST_CHECK_H
 
 #include <stdio.h>
 #include <string.h>
 
-static int check_failures;
+static int check_failures __attribute__((unused));
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
@@ -17,14 +18,15 @@ static int check_failures;
 		}                                                            \
 	} while (0)
 
-/* Equality of two integers, printing both in hex on failure. */
+/* Equality of two integers, printing both in decimal and hex on failure
+ * (the scheduler's times read best in decimal, registers in hex). */
 #define CHECK_EQ(got, want)                                                  \
 	do {                                                                 \
 		long long got_ = (long long)(got), want_ = (long long)(want); \
 		if (got_ != want_) {                                         \
-			fprintf(stderr, "%s:%d: %s = %#llx, want %#llx\n",   \
-				__FILE__, __LINE__, #got,                    \
-				(unsigned long long)got_,                    \
+			fprintf(stderr, "%s:%d: %s = %lld (%#llx), want %s = %lld (%#llx)\n", \
+				__FILE__, __LINE__, #got, got_,              \
+				(unsigned long long)got_, #want, want_,      \
 				(unsigned long long)want_);                  \
 			check_failures++;                                    \
 		}                                                            \

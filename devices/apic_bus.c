@@ -47,7 +47,7 @@ bool lapic_match_dest_locked(struct lapic *l, const struct apic_msg *msg)
 {
 	uint32_t dest = msg->dest, ldr8;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	switch (msg->shorthand) {
 	case APIC_SH_SELF:
 		return msg->src == (int)l->index;

@@ -35,12 +35,6 @@ struct ioapic_send {
 	struct apic_msg msg;
 };
 
-static void ioapic_assert_locked(struct ioapic *io)
-{
-	assert(pthread_mutex_trylock(&io->lock) == EBUSY);
-	UNUSED(io);
-}
-
 static unsigned rte_mode(uint64_t e)
 {
 	return (e >> RTE_DM_SHIFT) & 7;
@@ -73,7 +67,7 @@ static bool service_level_locked(struct ioapic *io, unsigned pin,
 {
 	uint64_t *e = &io->redir[pin];
 
-	ioapic_assert_locked(io);
+	MUTEX_ASSERT_HELD(&io->lock);
 	if (!(io->asserted & (1u << pin)) || (*e & RTE_MASKED) ||
 	    (*e & RTE_REMOTE_IRR))
 		return false;
@@ -101,9 +95,9 @@ static void send_all(struct ioapic *io, const struct ioapic_send *s,
 		log_once(LOG_WARN, "ioapic: level interrupt on pin %u "
 			 "(vector %#x) reached no LAPIC", s[i].pin,
 			 s[i].msg.vector);
-		pthread_mutex_lock(&io->lock);
+		mutex_lock(&io->lock);
 		io->redir[s[i].pin] &= ~RTE_REMOTE_IRR;
-		pthread_mutex_unlock(&io->lock);
+		mutex_unlock(&io->lock);
 	}
 }
 
@@ -117,9 +111,9 @@ int ioapic_init(struct ioapic *io, struct apic_bus *bus, uint8_t id)
 	int r;
 
 	memset(io, 0, sizeof(*io));
-	r = pthread_mutex_init(&io->lock, NULL);
+	r = mutex_init(&io->lock);
 	if (r)
-		return -r;
+		return r;
 	io->bus = bus;
 	io->reset_id = id;
 	ioapic_reset(io);
@@ -129,12 +123,12 @@ int ioapic_init(struct ioapic *io, struct apic_bus *bus, uint8_t id)
 
 void ioapic_reset(struct ioapic *io)
 {
-	pthread_mutex_lock(&io->lock);
+	mutex_lock(&io->lock);
 	io->id = io->reset_id;
 	io->ioregsel = 0;
 	for (unsigned i = 0; i < IOAPIC_PINS; i++)
 		io->redir[i] = RTE_MASKED;
-	pthread_mutex_unlock(&io->lock);
+	mutex_unlock(&io->lock);
 }
 
 int ioapic_attach(struct ioapic *io, struct bus *mmio, uint64_t base)
@@ -146,7 +140,7 @@ void ioapic_destroy(struct ioapic *io)
 {
 	if (io->bus && io->bus->eoi_opaque == io)
 		apic_bus_set_eoi_listener(io->bus, NULL, NULL);
-	pthread_mutex_destroy(&io->lock);
+	mutex_destroy(&io->lock);
 }
 
 void ioapic_set_irq(struct ioapic *io, unsigned pin, int level)
@@ -162,7 +156,7 @@ void ioapic_set_irq(struct ioapic *io, unsigned pin, int level)
 		return;
 	}
 	bit = 1u << pin;
-	pthread_mutex_lock(&io->lock);
+	mutex_lock(&io->lock);
 	was = io->asserted & bit;
 	io->asserted = level ? io->asserted | bit : io->asserted & ~bit;
 	if (rte_level(io->redir[pin])) {
@@ -172,7 +166,7 @@ void ioapic_set_irq(struct ioapic *io, unsigned pin, int level)
 					  .msg = rte_msg(io->redir[pin]) };
 		n = 1;
 	}
-	pthread_mutex_unlock(&io->lock);
+	mutex_unlock(&io->lock);
 	send_all(io, &s, n);
 }
 
@@ -186,7 +180,7 @@ void ioapic_eoi(struct ioapic *io, uint8_t vector)
 	struct ioapic_send s[IOAPIC_PINS];
 	unsigned n = 0;
 
-	pthread_mutex_lock(&io->lock);
+	mutex_lock(&io->lock);
 	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++) {
 		uint64_t *e = &io->redir[pin];
 
@@ -196,7 +190,7 @@ void ioapic_eoi(struct ioapic *io, uint8_t vector)
 		*e &= ~RTE_REMOTE_IRR;
 		n += service_level_locked(io, pin, &s[n]);
 	}
-	pthread_mutex_unlock(&io->lock);
+	mutex_unlock(&io->lock);
 	send_all(io, s, n);
 }
 
@@ -206,7 +200,7 @@ static uint32_t read_reg_locked(struct ioapic *io, uint8_t index)
 {
 	unsigned pin;
 
-	ioapic_assert_locked(io);
+	MUTEX_ASSERT_HELD(&io->lock);
 	switch (index) {
 	case IOAPIC_REG_ID:
 	case IOAPIC_REG_ARB:
@@ -230,7 +224,7 @@ static bool write_reg_locked(struct ioapic *io, uint8_t index, uint32_t val,
 	uint64_t *e, old;
 	unsigned pin;
 
-	ioapic_assert_locked(io);
+	MUTEX_ASSERT_HELD(&io->lock);
 	if (index == IOAPIC_REG_ID) {
 		/* The 82093AA's ID is bits 27:24; the rest reads back as it
 		 * was (KVM's IOAPIC too; kvm-unit-tests ioapic checks it).
@@ -266,9 +260,9 @@ uint32_t ioapic_read_reg(struct ioapic *io, uint8_t index)
 {
 	uint32_t v;
 
-	pthread_mutex_lock(&io->lock);
+	mutex_lock(&io->lock);
 	v = read_reg_locked(io, index);
-	pthread_mutex_unlock(&io->lock);
+	mutex_unlock(&io->lock);
 	return v;
 }
 
@@ -277,9 +271,9 @@ void ioapic_write_reg(struct ioapic *io, uint8_t index, uint32_t val)
 	struct ioapic_send s;
 	bool send;
 
-	pthread_mutex_lock(&io->lock);
+	mutex_lock(&io->lock);
 	send = write_reg_locked(io, index, val, &s);
-	pthread_mutex_unlock(&io->lock);
+	mutex_unlock(&io->lock);
 	send_all(io, &s, send);
 }
 
@@ -292,13 +286,13 @@ static void mmio_read(void *opaque, uint64_t offset, void *data, unsigned len)
 		log_once(LOG_WARN, "ioapic: %u-byte read at %#llx; reads 0",
 			 len, (unsigned long long)offset);
 	} else if ((offset & ~0xfull) == IOAPIC_OFF_REGSEL) {
-		pthread_mutex_lock(&io->lock);
+		mutex_lock(&io->lock);
 		v = io->ioregsel;
-		pthread_mutex_unlock(&io->lock);
+		mutex_unlock(&io->lock);
 	} else if ((offset & ~0xfull) == IOAPIC_OFF_WIN) {
-		pthread_mutex_lock(&io->lock);
+		mutex_lock(&io->lock);
 		v = read_reg_locked(io, io->ioregsel);
-		pthread_mutex_unlock(&io->lock);
+		mutex_unlock(&io->lock);
 	}
 	device_data_put(data, len, v >> (8 * (offset & 3)));
 }
@@ -312,13 +306,13 @@ static void mmio_write(void *opaque, uint64_t offset, const void *data,
 	bool send = false;
 
 	if (offset == IOAPIC_OFF_REGSEL && len <= 4) {
-		pthread_mutex_lock(&io->lock);
+		mutex_lock(&io->lock);
 		io->ioregsel = (uint8_t)v;
-		pthread_mutex_unlock(&io->lock);
+		mutex_unlock(&io->lock);
 	} else if (offset == IOAPIC_OFF_WIN && len == 4) {
-		pthread_mutex_lock(&io->lock);
+		mutex_lock(&io->lock);
 		send = write_reg_locked(io, io->ioregsel, v, &s);
-		pthread_mutex_unlock(&io->lock);
+		mutex_unlock(&io->lock);
 		send_all(io, &s, send);
 	} else if (offset == IOAPIC_OFF_EOI && len == 4) {
 		ioapic_eoi(io, (uint8_t)v);

@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 #include "devices/device.h"
 #include "devices/lapic.h"
@@ -39,7 +40,7 @@
 #define IOAPIC_PINS 24
 
 struct ioapic {
-	pthread_mutex_t lock;
+	struct mutex lock;
 	struct apic_bus *bus;
 	uint8_t id;
 	uint8_t reset_id;               /* id at power-on */

@@ -22,7 +22,7 @@ static uint32_t x2apic_ldr(unsigned id)
  * base and the mode goes back to its power-up value. */
 void lapic_regs_reset_locked(struct lapic *l)
 {
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	memset(l->irr, 0, sizeof(l->irr));
 	memset(l->isr, 0, sizeof(l->isr));
 	memset(l->tmr, 0, sizeof(l->tmr));
@@ -63,9 +63,9 @@ int lapic_init(struct lapic *l, struct apic_bus *bus, unsigned index,
 	    bits < 32)
 		return -EINVAL;
 	memset(l, 0, sizeof(*l));
-	r = pthread_mutex_init(&l->lock, NULL);
+	r = mutex_init(&l->lock);
 	if (r)
-		return -r;
+		return r;
 	l->bus = bus;
 	l->index = index;
 	/* Bits 7:0 and 9 are reserved, so is everything above MAXPHYADDR;
@@ -97,7 +97,7 @@ void lapic_destroy(struct lapic *l)
 	if (l->bus && l->bus->lapic[l->index] == l)
 		__atomic_store_n(&l->bus->lapic[l->index], NULL,
 				 __ATOMIC_RELEASE);
-	pthread_mutex_destroy(&l->lock);
+	mutex_destroy(&l->lock);
 }
 
 /* ---- IA32_APIC_BASE ---- */
@@ -114,7 +114,7 @@ int lapic_apic_base_write_locked(struct lapic *l, uint64_t val)
 {
 	enum apic_mode from = base_mode(l->apic_base), to = base_mode(val);
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (val & l->base_rsvd)
 		return -EINVAL;
 	/* SDM "x2APIC State Transitions": EXTD without EN, disabled ->
@@ -172,7 +172,7 @@ uint32_t lapic_ppr_locked(struct lapic *l)
 {
 	unsigned isrv = highest_or_zero(l->isr);
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if ((l->tpr & 0xf0) >= (isrv & 0xf0))
 		return l->tpr & 0xff;
 	return isrv & 0xf0;
@@ -187,7 +187,7 @@ uint32_t lapic_apr_locked(struct lapic *l)
 	unsigned isrv = highest_or_zero(l->isr) & 0xf0;
 	unsigned irrv = highest_or_zero(l->irr) & 0xf0;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if ((tpr & 0xf0) >= irrv && (tpr & 0xf0) >= isrv)
 		return tpr;
 	return MAX(MAX(tpr & 0xf0, isrv), irrv);
@@ -197,6 +197,7 @@ static int pending_vector_locked(struct lapic *l)
 {
 	int v = vec_highest(l->irr);
 
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (!lapic_hw_enabled(l) || v < 0)
 		return -1;
 	/* Only a higher priority class than PPR's interrupts the CPU. */
@@ -213,7 +214,7 @@ void lapic_error_locked(struct lapic *l, uint32_t esr_bits)
 	uint32_t lvt = l->lvt[LVT_ERROR];
 	unsigned v = lvt & APIC_VECTOR_MASK;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	l->esr_pending |= esr_bits;
 	if (!fresh || (lvt & APIC_LVT_MASKED) || !lapic_sw_enabled(l))
 		return;
@@ -235,12 +236,14 @@ void lapic_error_locked(struct lapic *l, uint32_t esr_bits)
  */
 static void nmi_arrive_locked(struct lapic *l)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (l->nmi_pending < 2)
 		l->nmi_pending++;
 }
 
 static bool accept_fixed_locked(struct lapic *l, unsigned vector, bool level)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (!lapic_sw_enabled(l))
 		return false;   /* as KVM: a soft-disabled APIC drops them */
 	if (vector < 16) {
@@ -257,7 +260,7 @@ static bool accept_fixed_locked(struct lapic *l, unsigned vector, bool level)
 
 bool lapic_accept_msg_locked(struct lapic *l, const struct apic_msg *msg)
 {
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (!lapic_hw_enabled(l))
 		return false;
 	switch (msg->mode) {
@@ -288,7 +291,7 @@ bool lapic_local_irq_locked(struct lapic *l, uint32_t lvt_val)
 {
 	unsigned mode = (lvt_val >> APIC_LVT_DM_SHIFT) & 7;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if ((lvt_val & APIC_LVT_MASKED) || !lapic_sw_enabled(l))
 		return false;
 	switch (mode) {
@@ -309,7 +312,7 @@ int lapic_eoi_locked(struct lapic *l)
 {
 	int v = vec_highest(l->isr);
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (v < 0)
 		return -1;      /* EOI with nothing in service: no effect */
 	vec_clear(l->isr, (unsigned)v);
@@ -330,6 +333,7 @@ int lapic_pending_vector(struct lapic *l)
 
 static void ack_locked(struct lapic *l, int vector)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (vector < 0 || vector > 255 || !vec_test(l->irr, (unsigned)vector)) {
 		log_once(LOG_WARN, "lapic: ack of vector %d that is not "
 			 "requested (vCPU %u); ignored", vector, l->index);

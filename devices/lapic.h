@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/device.h"
 
 #define LAPIC_DEFAULT_BASE 0xfee00000ull
@@ -128,7 +129,7 @@ struct lapic_config {
 };
 
 struct lapic {
-	pthread_mutex_t lock;
+	struct mutex lock;
 	struct apic_bus *bus;
 	unsigned index;                 /* vCPU index = x2APIC ID = initial ID */
 	uint8_t xapic_id;               /* xAPIC ID register bits 31:24 */

@@ -55,20 +55,12 @@ enum { TIMER_ONESHOT = 0, TIMER_PERIODIC = 1, TIMER_TSC_DEADLINE = 2 };
 
 static inline void lapic_lock(struct lapic *l)
 {
-	pthread_mutex_lock(&l->lock);
+	mutex_lock(&l->lock);
 }
 
 static inline void lapic_unlock(struct lapic *l)
 {
-	pthread_mutex_unlock(&l->lock);
-}
-
-/* A trylock by the holder fails with EBUSY (normal mutex): catches a
- * _locked function called without the lock (as uart.c does). */
-static inline void lapic_assert_locked(struct lapic *l)
-{
-	assert(pthread_mutex_trylock(&l->lock) == EBUSY);
-	UNUSED(l);
+	mutex_unlock(&l->lock);
 }
 
 static inline bool lapic_hw_enabled(const struct lapic *l)

@@ -36,7 +36,7 @@ static bool in_range(unsigned off, unsigned base)
 static int reg_read_locked(struct lapic *l, unsigned off, uint64_t now_ns,
 			   uint64_t *val, bool x2)
 {
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (in_range(off, APIC_ISR)) {
 		*val = l->isr[(off - APIC_ISR) >> 4];
 		return 0;
@@ -120,6 +120,7 @@ static bool icr_decode_locked(struct lapic *l, bool x2, struct apic_msg *m)
 	uint32_t lo = l->icr_lo;
 	unsigned mode = (lo >> ICR_DM_SHIFT) & 7;
 
+	MUTEX_ASSERT_HELD(&l->lock);
 	*m = (struct apic_msg){
 		.vector = (uint8_t)(lo & APIC_VECTOR_MASK),
 		.mode = (uint8_t)mode,
@@ -156,6 +157,7 @@ static bool icr_decode_locked(struct lapic *l, bool x2, struct apic_msg *m)
 
 static void svr_write_locked(struct lapic *l, uint32_t val, uint64_t now_ns)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	/* Vector and enable; focus checking (bit 9) and EOI-broadcast
 	 * suppression (bit 12, no directed EOI here) read 0. */
 	l->svr = val & 0x1ff;
@@ -171,6 +173,7 @@ static void svr_write_locked(struct lapic *l, uint32_t val, uint64_t now_ns)
 static void lvt_write_locked(struct lapic *l, unsigned i, uint32_t val,
 			     uint64_t now_ns)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	val &= lvt_writable[i];
 	if (!lapic_sw_enabled(l))
 		val |= APIC_LVT_MASKED; /* stays masked while soft-disabled */
@@ -185,7 +188,7 @@ static int reg_write_locked(struct lapic *l, unsigned off, uint64_t val,
 {
 	uint32_t v32 = (uint32_t)val;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (off >= APIC_LVTT && off <= APIC_LVTERR) {
 		lvt_write_locked(l, (off - APIC_LVTT) >> 4, v32, now_ns);
 		return 0;
@@ -331,6 +334,7 @@ int lapic_msr_write(struct lapic *l, uint32_t msr, uint64_t val,
 
 static bool xapic_decoded_locked(struct lapic *l)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	return lapic_hw_enabled(l) && !lapic_is_x2apic(l);
 }
 

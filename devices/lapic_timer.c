@@ -41,6 +41,7 @@ static bool timer_running(const struct lapic *l)
 
 static uint64_t host_deadline_locked(const struct lapic *l)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (l->lvt[LVT_TIMER] & APIC_LVT_MASKED)
 		return LAPIC_NO_DEADLINE;
 	return l->timer_next_ns;
@@ -53,6 +54,7 @@ static void publish_force_locked(struct lapic *l, bool force)
 	const struct apic_bus_ops *ops = l->bus->ops;
 	uint64_t want = host_deadline_locked(l);
 
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (want == l->timer_armed_ns && !force)
 		return;
 	l->timer_armed_ns = want;
@@ -62,6 +64,7 @@ static void publish_force_locked(struct lapic *l, bool force)
 
 static void publish_locked(struct lapic *l)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	publish_force_locked(l, false);
 }
 
@@ -75,6 +78,7 @@ static bool advance_locked(struct lapic *l, uint64_t now_ns)
 	uint64_t period, missed;
 	bool fired;
 
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (!timer_running(l) || now_ns < l->timer_next_ns)
 		return false;
 	fired = lapic_local_irq_locked(l, l->lvt[LVT_TIMER]);
@@ -106,6 +110,7 @@ static bool advance_locked(struct lapic *l, uint64_t now_ns)
 
 static void stop_locked(struct lapic *l)
 {
+	MUTEX_ASSERT_HELD(&l->lock);
 	l->tmict = 0;
 	l->tsc_deadline = 0;
 	l->timer_next_ns = LAPIC_NO_DEADLINE;
@@ -113,7 +118,7 @@ static void stop_locked(struct lapic *l)
 
 void lapic_timer_reset_locked(struct lapic *l)
 {
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	stop_locked(l);
 	l->tdcr = 0;
 	publish_locked(l);
@@ -123,7 +128,7 @@ uint32_t lapic_timer_read_tmcct_locked(struct lapic *l, uint64_t now_ns)
 {
 	uint64_t div = timer_divide(l), elapsed;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	if (timer_mode(l) == TIMER_TSC_DEADLINE || !timer_running(l))
 		return 0;
 	if (timer_mode(l) == TIMER_ONESHOT) {
@@ -145,7 +150,7 @@ uint32_t lapic_timer_read_tmcct_locked(struct lapic *l, uint64_t now_ns)
 void lapic_timer_write_tmict_locked(struct lapic *l, uint32_t val,
 				    uint64_t now_ns)
 {
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	/* SDM: in TSC-deadline mode writes to the initial count are ignored. */
 	if (timer_mode(l) == TIMER_TSC_DEADLINE)
 		return;
@@ -166,7 +171,7 @@ void lapic_timer_write_tdcr_locked(struct lapic *l, uint32_t val,
 	uint64_t div;
 	uint32_t cur;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	advance_locked(l, now_ns);
 	if (!timer_running(l) || timer_mode(l) == TIMER_TSC_DEADLINE) {
 		l->tdcr = val;
@@ -191,7 +196,7 @@ void lapic_timer_write_lvt_locked(struct lapic *l, uint32_t val,
 	unsigned new_mode = (val & APIC_LVT_TIMER_MODE) >>
 			    APIC_LVT_TIMER_MODE_SHIFT;
 
-	lapic_assert_locked(l);
+	MUTEX_ASSERT_HELD(&l->lock);
 	/* Expiries before this write happened under the old mask. */
 	advance_locked(l, now_ns);
 	if (new_mode == 3) {

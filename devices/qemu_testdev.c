@@ -42,13 +42,13 @@ static void fwcfg_read(void *opaque, uint64_t offset, void *data, unsigned len)
 	memset(data, 0, len);
 	if (offset != 1)            /* the selector reads back nothing useful */
 		return;
-	pthread_mutex_lock(&t->lock);
+	mutex_lock(&t->lock);
 	/* Wider reads of the data port return one byte per access in QEMU's
 	 * legacy interface; only the low byte carries data. */
 	p[0] = qemu_fwcfg_byte(t, t->selector, t->offset);
 	if (t->offset < UINT32_MAX)
 		t->offset++;
-	pthread_mutex_unlock(&t->lock);
+	mutex_unlock(&t->lock);
 }
 
 static void fwcfg_write(void *opaque, uint64_t offset, const void *data, unsigned len)
@@ -60,10 +60,10 @@ static void fwcfg_write(void *opaque, uint64_t offset, const void *data, unsigne
 			 len, (unsigned long long)(QEMU_FWCFG_PORT + offset));
 		return;
 	}
-	pthread_mutex_lock(&t->lock);
+	mutex_lock(&t->lock);
 	t->selector = (uint16_t)device_data_get(data, 2);
 	t->offset = 0;
-	pthread_mutex_unlock(&t->lock);
+	mutex_unlock(&t->lock);
 }
 
 static const struct device_ops fwcfg_ops = {
@@ -111,10 +111,10 @@ static void io_read(void *opaque, uint64_t offset, void *data, unsigned len)
 	memset(data, 0, len);
 	if (is_flush(offset))
 		return;
-	pthread_mutex_lock(&t->lock);
+	mutex_lock(&t->lock);
 	for (unsigned i = 0; i < len && (offset & 3) + i < 4; i++)
 		p[i] = (uint8_t)(t->scratch >> (8 * ((offset & 3) + i)));
-	pthread_mutex_unlock(&t->lock);
+	mutex_unlock(&t->lock);
 }
 
 static void io_write(void *opaque, uint64_t offset, const void *data, unsigned len)
@@ -124,13 +124,13 @@ static void io_write(void *opaque, uint64_t offset, const void *data, unsigned l
 
 	if (is_flush(offset))
 		return;
-	pthread_mutex_lock(&t->lock);
+	mutex_lock(&t->lock);
 	for (unsigned i = 0; i < len && (offset & 3) + i < 4; i++) {
 		unsigned shift = 8 * ((offset & 3) + i);
 
 		t->scratch = (t->scratch & ~(0xffu << shift)) | ((uint32_t)p[i] << shift);
 	}
-	pthread_mutex_unlock(&t->lock);
+	mutex_unlock(&t->lock);
 }
 
 static const struct device_ops io_ops = {
@@ -145,9 +145,9 @@ int qemu_testdev_attach(struct qemu_testdev *t, struct bus *pio)
 
 	if (!t->irq_set || !t->nr_cpus)
 		return -EINVAL;
-	r = pthread_mutex_init(&t->lock, NULL);
+	r = mutex_init(&t->lock);
 	if (r)
-		return -r;
+		return r;
 	t->selector = 0;
 	t->offset = 0;
 	t->scratch = 0;
@@ -167,11 +167,11 @@ err_irq:
 err_fwcfg:
 	bus_unregister(pio, QEMU_FWCFG_PORT);
 err_lock:
-	pthread_mutex_destroy(&t->lock);
+	mutex_destroy(&t->lock);
 	return r;
 }
 
 void qemu_testdev_destroy(struct qemu_testdev *t)
 {
-	pthread_mutex_destroy(&t->lock);
+	mutex_destroy(&t->lock);
 }

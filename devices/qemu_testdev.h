@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 #include "devices/device.h"
 
@@ -47,7 +48,7 @@ struct qemu_testdev {
 	void *irq_opaque;
 
 	/* runtime, under lock */
-	pthread_mutex_t lock;
+	struct mutex lock;
 	uint16_t selector;
 	uint32_t offset;
 	uint32_t scratch;

@@ -23,6 +23,7 @@
 
 static void kbd_reply_locked(struct reset_dev *r, uint8_t v)
 {
+	MUTEX_ASSERT_HELD(&r->lock);
 	r->kbd_out = v;
 	r->kbd_status |= KBD_STAT_OBF;
 }
@@ -30,6 +31,7 @@ static void kbd_reply_locked(struct reset_dev *r, uint8_t v)
 /* A controller command written to 0x64. Returns true if it resets. */
 static bool kbd_command_locked(struct reset_dev *r, uint8_t cmd)
 {
+	MUTEX_ASSERT_HELD(&r->lock);
 	r->kbd_pending = 0;
 	if (cmd >= 0xf0)
 		/* Pulse output port bits 0-3 low where cmd has a 0: 0xfe
@@ -85,6 +87,7 @@ static bool kbd_data_locked(struct reset_dev *r, uint8_t v)
 {
 	uint8_t cmd = r->kbd_pending;
 
+	MUTEX_ASSERT_HELD(&r->lock);
 	r->kbd_pending = 0;
 	switch (cmd) {
 	case 0x60:
@@ -123,9 +126,9 @@ static void cf9_read(void *opaque, uint64_t offset, void *data, unsigned len)
 
 	(void)offset;
 	memset(data, 0xff, len);
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	*(uint8_t *)data = r->cf9;
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 }
 
 static void cf9_write(void *opaque, uint64_t offset, const void *data,
@@ -136,9 +139,9 @@ static void cf9_write(void *opaque, uint64_t offset, const void *data,
 
 	(void)offset;
 	(void)len;
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	r->cf9 = v;
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 	if (v & CF9_RST_CPU)
 		reset_request(r, "port 0xcf9");
 }
@@ -150,14 +153,14 @@ static void kbd_read(void *opaque, uint64_t offset, void *data, unsigned len,
 
 	(void)offset;
 	memset(data, 0xff, len);
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	if (status) {
 		*(uint8_t *)data = r->kbd_status;
 	} else {
 		*(uint8_t *)data = r->kbd_out;
 		r->kbd_status &= ~KBD_STAT_OBF;
 	}
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 }
 
 static void kbd_data_read(void *opaque, uint64_t offset, void *data,
@@ -179,9 +182,9 @@ static void kbd_write(struct reset_dev *r, uint8_t val,
 {
 	bool reset;
 
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	reset = step_locked(r, val);
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 	if (reset)
 		reset_request(r, why);
 }
@@ -226,9 +229,9 @@ int reset_attach(struct reset_dev *r, struct bus *pio)
 
 	if (!r->reset)
 		return -EINVAL;
-	err = pthread_mutex_init(&r->lock, NULL);
+	err = mutex_init(&r->lock);
 	if (err)
-		return -err;
+		return err;
 	r->cf9 = 0;
 	/* As a BIOS leaves it: translation on, both interfaces enabled,
 	 * interrupts off (Linux rewrites it anyway). */
@@ -253,11 +256,11 @@ fail_cmd:
 fail_data:
 	bus_unregister(pio, RESET_PORT_CF9);
 fail_cf9:
-	pthread_mutex_destroy(&r->lock);
+	mutex_destroy(&r->lock);
 	return err;
 }
 
 void reset_destroy(struct reset_dev *r)
 {
-	pthread_mutex_destroy(&r->lock);
+	mutex_destroy(&r->lock);
 }

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 
 #define RESET_PORT_CF9 0xcf9
@@ -33,7 +34,7 @@ struct reset_dev {
 	void *opaque;
 
 	/* Internal state, initialised by reset_attach. */
-	pthread_mutex_t lock;
+	struct mutex lock;
 	uint8_t cf9;                    /* last value written to 0xcf9 */
 	uint8_t kbd_ctr;                /* i8042 configuration byte */
 	uint8_t kbd_out;                /* output buffer (port 0x60) */

@@ -133,6 +133,7 @@ static bool rtc_is_clock_reg(uint8_t index)
 
 static int64_t rtc_now_locked(const struct rtc *r)
 {
+	MUTEX_ASSERT_HELD(&r->lock);
 	return r->now_s(r->opaque) + r->offset_s;
 }
 
@@ -180,6 +181,7 @@ static void rtc_freeze_locked(struct rtc *r)
 					RTC_CENTURY };
 	struct rtc_tm tm;
 
+	MUTEX_ASSERT_HELD(&r->lock);
 	rtc_time_to_tm(rtc_now_locked(r), &tm);
 	for (unsigned i = 0; i < sizeof(regs); i++)
 		r->cmos[regs[i]] = rtc_field(r, &tm, regs[i]);
@@ -190,6 +192,7 @@ static void rtc_thaw_locked(struct rtc *r)
 {
 	struct rtc_tm tm;
 
+	MUTEX_ASSERT_HELD(&r->lock);
 	if (!rtc_parse_cmos(r, &tm)) {
 		log_once(LOG_WARN, "rtc: guest set an invalid time "
 			 "(%02x:%02x:%02x %02x.%02x.%02x%02x), keeping the old",
@@ -208,9 +211,9 @@ int rtc_init(struct rtc *r, int64_t (*now_s)(void *opaque), void *opaque)
 	if (!now_s)
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
-	err = pthread_mutex_init(&r->lock, NULL);
+	err = mutex_init(&r->lock);
 	if (err)
-		return -err;
+		return err;
 	r->now_s = now_s;
 	r->opaque = opaque;
 	r->cmos[RTC_REG_A] = 0x26;      /* 32.768 kHz base, 1024 Hz rate */
@@ -221,7 +224,7 @@ int rtc_init(struct rtc *r, int64_t (*now_s)(void *opaque), void *opaque)
 
 void rtc_destroy(struct rtc *r)
 {
-	pthread_mutex_destroy(&r->lock);
+	mutex_destroy(&r->lock);
 }
 
 static uint8_t rtc_read_locked(struct rtc *r, uint8_t index)
@@ -229,6 +232,7 @@ static uint8_t rtc_read_locked(struct rtc *r, uint8_t index)
 	struct rtc_tm tm;
 	uint8_t v;
 
+	MUTEX_ASSERT_HELD(&r->lock);
 	if (rtc_is_clock_reg(index) && !(r->cmos[RTC_REG_B] & REG_B_SET)) {
 		rtc_time_to_tm(rtc_now_locked(r), &tm);
 		return rtc_field(r, &tm, index);
@@ -251,6 +255,7 @@ static void rtc_write_locked(struct rtc *r, uint8_t index, uint8_t val)
 {
 	uint8_t old_b = r->cmos[RTC_REG_B];
 
+	MUTEX_ASSERT_HELD(&r->lock);
 	if (rtc_is_clock_reg(index) && !(old_b & REG_B_SET)) {
 		/* Setting one field of a running clock: the others keep
 		 * running from where they are now. */
@@ -285,17 +290,17 @@ uint8_t rtc_read_reg(struct rtc *r, uint8_t index)
 {
 	uint8_t v;
 
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	v = rtc_read_locked(r, index & 0x7f);
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 	return v;
 }
 
 void rtc_write_reg(struct rtc *r, uint8_t index, uint8_t val)
 {
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	rtc_write_locked(r, index & 0x7f, val);
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 }
 
 /* Offset 0 is the index port (write-only: reads float to ones), offset 1
@@ -308,9 +313,9 @@ static void rtc_bus_read(void *opaque, uint64_t offset, void *data,
 	memset(data, 0xff, len);
 	if (offset != 1)
 		return;
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	*(uint8_t *)data = rtc_read_locked(r, r->index);
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 }
 
 static void rtc_bus_write(void *opaque, uint64_t offset, const void *data,
@@ -322,12 +327,12 @@ static void rtc_bus_write(void *opaque, uint64_t offset, const void *data,
 	if (len != 1)
 		log_once(LOG_WARN, "rtc: %u-byte write at offset %llu, using "
 			 "the first byte", len, (unsigned long long)offset);
-	pthread_mutex_lock(&r->lock);
+	mutex_lock(&r->lock);
 	if (offset == 0)
 		r->index = v & 0x7f;    /* bit 7 masks NMI on a PC: ignored */
 	else if (offset == 1)
 		rtc_write_locked(r, r->index, v);
-	pthread_mutex_unlock(&r->lock);
+	mutex_unlock(&r->lock);
 }
 
 static const struct device_ops rtc_ops = {

@@ -21,13 +21,14 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 
 #define RTC_PORT_INDEX 0x70
 #define RTC_CMOS_SIZE 128
 
 struct rtc {
-	pthread_mutex_t lock;
+	struct mutex lock;
 	uint8_t index;                  /* selected register, 0..127 */
 	uint8_t cmos[RTC_CMOS_SIZE];    /* RAM, alarms, status A/B; the clock
 					 * fields only while status B.SET */

@@ -51,14 +51,6 @@ enum {
 #define MSR_DCD 0x80
 #define MSR_TERI 0x04           /* RI went 1 -> 0 (trailing edge) */
 
-static void uart_assert_locked(struct uart *u)
-{
-	/* A trylock from the owning thread fails with EBUSY (normal mutex),
-	 * so this catches callers that forgot the lock. */
-	assert(pthread_mutex_trylock(&u->lock) == EBUSY);
-	UNUSED(u);
-}
-
 static bool uart_fifo_on(const struct uart *u)
 {
 	return u->fcr & FCR_ENABLE;
@@ -79,6 +71,7 @@ static unsigned uart_trigger_level(const struct uart *u)
 
 static void uart_fifo_push_locked(struct uart *u, uint8_t b)
 {
+	MUTEX_ASSERT_HELD(&u->lock);
 	if (u->fifo_count >= uart_fifo_cap(u)) {
 		u->lsr |= LSR_OE;       /* the new byte is lost, as on the chip */
 		return;
@@ -91,7 +84,7 @@ static void uart_fifo_push_locked(struct uart *u, uint8_t b)
  * disconnected from the receiver, so host bytes wait in the buffer. */
 static void uart_refill_locked(struct uart *u)
 {
-	uart_assert_locked(u);
+	MUTEX_ASSERT_HELD(&u->lock);
 	if (u->mcr & MCR_LOOP)
 		return;
 	while (u->fifo_count < uart_fifo_cap(u) && u->in_count) {
@@ -124,6 +117,7 @@ static uint8_t uart_iir_locked(struct uart *u)
 {
 	uint8_t fifo = uart_fifo_on(u) ? IIR_FIFO_ON : 0;
 
+	MUTEX_ASSERT_HELD(&u->lock);
 	if ((u->ier & IER_RLSI) && (u->lsr & LSR_ERRORS))
 		return fifo | IIR_RLSI;
 	if ((u->ier & IER_RDI) && u->fifo_count) {
@@ -147,6 +141,7 @@ static void uart_update_irq_locked(struct uart *u)
 	int level = !(uart_iir_locked(u) & IIR_NO_INT) &&
 		    (u->mcr & (MCR_OUT2 | MCR_LOOP)) == MCR_OUT2;
 
+	MUTEX_ASSERT_HELD(&u->lock);
 	if (level != u->irq_level) {
 		u->irq_level = level;
 		irq_line_set(u->irq, level);
@@ -155,6 +150,7 @@ static void uart_update_irq_locked(struct uart *u)
 
 static void uart_reset_locked(struct uart *u)
 {
+	MUTEX_ASSERT_HELD(&u->lock);
 	u->ier = 0;
 	u->lcr = 0;
 	u->mcr = 0;
@@ -176,43 +172,44 @@ int uart_init(struct uart *u, const struct irq_line *irq,
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	err = pthread_mutex_init(&u->lock, NULL);
+	err = mutex_init(&u->lock);
 	if (err)
-		return -err;
+		return err;
 	u->irq = irq;
 	u->out = out;
 	u->out_opaque = out_opaque;
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	uart_reset_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 	return 0;
 }
 
 void uart_reset(struct uart *u)
 {
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	if (u->irq_level)
 		irq_line_set(u->irq, 0);
 	uart_reset_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 }
 
 void uart_destroy(struct uart *u)
 {
-	pthread_mutex_destroy(&u->lock);
+	mutex_destroy(&u->lock);
 }
 
 void uart_set_room_cb(struct uart *u, void (*room)(void *opaque),
 		      void *opaque)
 {
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	u->room = room;
 	u->room_opaque = opaque;
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 }
 
 static uint8_t uart_read_rbr_locked(struct uart *u)
 {
+	MUTEX_ASSERT_HELD(&u->lock);
 	if (!u->fifo_count)
 		return u->last_rx;      /* the chip re-reads the holding register */
 	u->last_rx = u->fifo[u->fifo_head];
@@ -231,6 +228,7 @@ static uint8_t uart_read_locked(struct uart *u, unsigned offset)
 {
 	uint8_t v;
 
+	MUTEX_ASSERT_HELD(&u->lock);
 	switch (offset) {
 	case UART_RBR_THR:
 		if (u->lcr & LCR_DLAB)
@@ -266,6 +264,7 @@ static uint8_t uart_read_locked(struct uart *u, unsigned offset)
 
 static void uart_write_thr_locked(struct uart *u, uint8_t val)
 {
+	MUTEX_ASSERT_HELD(&u->lock);
 	/* THR fills (THRE interrupt withdrawn), then empties at once: let the
 	 * line drop before it rises again so edge-triggered pins see it. */
 	u->thr_ipending = false;
@@ -279,6 +278,7 @@ static void uart_write_thr_locked(struct uart *u, uint8_t val)
 
 static void uart_write_fcr_locked(struct uart *u, uint8_t val)
 {
+	MUTEX_ASSERT_HELD(&u->lock);
 	/* FCR0 must be set for the other bits to take; changing FCR0 resets
 	 * both FIFOs (16550A data sheet). */
 	if ((val ^ u->fcr) & FCR_ENABLE)
@@ -298,6 +298,7 @@ static void uart_write_mcr_locked(struct uart *u, uint8_t val)
 {
 	uint8_t before = uart_msr_status(u), after, changed;
 
+	MUTEX_ASSERT_HELD(&u->lock);
 	u->mcr = val & 0x1f;
 	after = uart_msr_status(u);
 	changed = before ^ after;
@@ -313,6 +314,7 @@ static void uart_write_locked(struct uart *u, unsigned offset, uint8_t val)
 {
 	uint8_t changed;
 
+	MUTEX_ASSERT_HELD(&u->lock);
 	switch (offset) {
 	case UART_RBR_THR:
 		if (u->lcr & LCR_DLAB)
@@ -358,26 +360,26 @@ uint8_t uart_read_reg(struct uart *u, unsigned offset)
 {
 	uint8_t v;
 
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	v = uart_read_locked(u, offset);
 	uart_update_irq_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 	return v;
 }
 
 void uart_write_reg(struct uart *u, unsigned offset, uint8_t val)
 {
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	uart_write_locked(u, offset, val);
 	uart_update_irq_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 }
 
 size_t uart_input(struct uart *u, const uint8_t *buf, size_t len)
 {
 	size_t n;
 
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	n = MIN(len, UART_INPUT_SIZE - u->in_count);
 	for (size_t i = 0; i < n; i++)
 		u->in[(u->in_head + u->in_count + i) % UART_INPUT_SIZE] = buf[i];
@@ -386,7 +388,7 @@ size_t uart_input(struct uart *u, const uint8_t *buf, size_t len)
 		u->in_full_seen = true;
 	uart_refill_locked(u);
 	uart_update_irq_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 	return n;
 }
 
@@ -394,9 +396,9 @@ size_t uart_input_room(struct uart *u)
 {
 	size_t room;
 
-	pthread_mutex_lock(&u->lock);
+	mutex_lock(&u->lock);
 	room = UART_INPUT_SIZE - u->in_count;
-	pthread_mutex_unlock(&u->lock);
+	mutex_unlock(&u->lock);
 	return room;
 }
 

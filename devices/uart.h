@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 #include "devices/device.h"
 
@@ -40,7 +41,7 @@
 #define UART_INPUT_SIZE 4096    /* host-side buffer in front of it */
 
 struct uart {
-	pthread_mutex_t lock;
+	struct mutex lock;
 
 	/* Registers (see the 16550A data sheet for bit meanings). */
 	uint8_t ier;            /* low 4 bits only: 16550A reads bits 4-7 as 0 */

@@ -6,7 +6,7 @@
  *  - periodic: pull from the busiest queue while it holds >= 2 more runnable
  *    entities than this one, taking the latest deadlines first (those would
  *    wait longest where they are).
- * Moves keep lag and relative deadline (migrate_locked).
+ * Moves keep lag and relative deadline (eevdf_migrate_locked).
  */
 #include <errno.h>
 #include <string.h>
@@ -25,8 +25,8 @@ static bool pullable(const struct sched_ent *e, uint32_t id, void *arg)
 	struct pull_arg *a = arg;
 
 	(void)id;
-	return !e->delayed && ent_allowed(a->d, e, a->dst) &&
-	       (!a->need_eligible || eligible_locked(a->d, a->src, e->vruntime));
+	return !e->delayed && sched_ent_allowed(a->d, e, a->dst) &&
+	       (!a->need_eligible || eevdf_eligible_locked(a->d, a->src, e->vruntime));
 }
 
 static unsigned waiting(struct sched_rq *rq)
@@ -36,7 +36,7 @@ static unsigned waiting(struct sched_rq *rq)
 	return n - (n && LOAD(rq->curr) != SCHED_NONE);
 }
 
-int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
+int sched_balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_rq *rq = dom_rq(d, pcpu);
@@ -65,23 +65,23 @@ int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 			return 0;
 		tried[best / 64] |= 1ull << (best % 64);
 		src = a.src = dom_rq(d, best);
-		r = rq_lock2(h, rq, src);
+		r = sched_rq_lock2(h, rq, src);
 		if (r)
 			return r;
 		if (rq->nr_queued != rq->nr_delayed) {  /* work arrived meanwhile */
-			rq_unlock2(rq, src);
+			sched_rq_unlock2(rq, src);
 			return 0;
 		}
-		id = tree_find(dom_ents(d), src->root, false, pullable, &a);
+		id = sched_tree_find(dom_ents(d), src->root, false, pullable, &a);
 		if (id == SCHED_NONE) {
 			a.need_eligible = false;
-			id = tree_find(dom_ents(d), src->root, false, pullable, &a);
+			id = sched_tree_find(dom_ents(d), src->root, false, pullable, &a);
 		}
 		if (id != SCHED_NONE) {
-			migrate_locked(h, src, rq, id, now_ns);
-			rearm_locked(h, src, now_ns);
+			eevdf_migrate_locked(h, src, rq, id, now_ns);
+			sched_rearm_locked(h, src, now_ns);
 		}
-		rq_unlock2(rq, src);
+		sched_rq_unlock2(rq, src);
 		if (id != SCHED_NONE)
 			return 1;
 	}
@@ -112,21 +112,21 @@ int sched_balance(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 	if (best == SCHED_NONE)
 		return 0;
 	src = a.src = dom_rq(d, best);
-	r = rq_lock2(h, rq, src);
+	r = sched_rq_lock2(h, rq, src);
 	if (r)
 		return r;
 	while (src->nr_queued - src->nr_delayed >= rq->nr_queued - rq->nr_delayed + 2 &&
 	       moved < 32) {
-		uint32_t id = tree_find(dom_ents(d), src->root, true, pullable, &a);
+		uint32_t id = sched_tree_find(dom_ents(d), src->root, true, pullable, &a);
 
 		if (id == SCHED_NONE)
 			break;
-		migrate_locked(h, src, rq, id, now_ns);
+		eevdf_migrate_locked(h, src, rq, id, now_ns);
 		last = id;
 		moved++;
 	}
 	if (moved)
-		settle_moved_locked(h, src, rq, last, now_ns);
-	rq_unlock2(rq, src);
+		eevdf_settle_moved_locked(h, src, rq, last, now_ns);
+	sched_rq_unlock2(rq, src);
 	return moved;
 }

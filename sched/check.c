@@ -64,7 +64,7 @@ static int check_tree(struct checker *c, struct sched_rq *rq, uint32_t n, uint32
 	if (LOAD(e->state) != SCHED_ES_QUEUED || LOAD(e->pcpu) != rq->index)
 		fail(c, "rq %u: tree entity %u has state %u pcpu %u", rq->index, n,
 		     LOAD(e->state), LOAD(e->pcpu));
-	if (!ent_allowed(c->d, e, rq->index))
+	if (!sched_ent_allowed(c->d, e, rq->index))
 		fail(c, "rq %u: queued entity %u not allowed here", rq->index, n);
 	hl = check_tree(c, rq, e->left, lo, n);
 	hr = check_tree(c, rq, e->right, n, hi);
@@ -201,14 +201,14 @@ int sched_domain_check(struct sched_handle *h, char *msg, size_t msg_len)
 	if (!c.seen)
 		return -ENOMEM;
 	/* domain lock first (lock order): no add or remove runs meanwhile */
-	r = dom_lock(d);
+	r = sched_dom_lock(d);
 	if (r) {
 		free(c.seen);
 		return r;
 	}
 	check_free_list(&c);
 	for (; locked < d->nr_pcpus; locked++) {
-		r = rq_lock(h, dom_rq(d, locked));
+		r = sched_rq_lock(h, dom_rq(d, locked));
 		if (r)
 			goto out;
 	}

@@ -11,7 +11,7 @@ int sched_block(struct sched_handle *h, unsigned id, uint64_t now_ns)
 	struct sched_ent *e;
 	struct sched_rq *rq;
 	uint32_t st;
-	int r = ent_lock_both(h, id, &e, &rq);
+	int r = sched_ent_lock_both(h, id, &e, &rq);
 
 	if (r)
 		return r;
@@ -19,21 +19,22 @@ int sched_block(struct sched_handle *h, unsigned id, uint64_t now_ns)
 	if (st == SCHED_ES_BLOCKED || e->delayed) {
 		r = -EALREADY;
 	} else if (st == SCHED_ES_WAKING) {
-		wake_unlink_locked(h->dom, rq, id);
+		sched_wake_unlink_locked(h->dom, rq, id);
 		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 	} else {
-		update_curr_locked(h, rq, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
 		/* (never delay on a pCPU it may no longer run on) */
-		if (feat(h->dom, SCHED_FEAT_DELAY_DEQUEUE) && ent_allowed(h->dom, e, rq->index) &&
-		    !eligible_locked(h->dom, rq, e->vruntime)) {
-			delay_dequeue_locked(h, rq, id, now_ns);
+		if (feat(h->dom, SCHED_FEAT_DELAY_DEQUEUE) &&
+		    sched_ent_allowed(h->dom, e, rq->index) &&
+		    !eevdf_eligible_locked(h->dom, rq, e->vruntime)) {
+			eevdf_delay_dequeue_locked(h, rq, id, now_ns);
 		} else {
-			dequeue_locked(h, rq, id, true, now_ns);
+			eevdf_dequeue_locked(h, rq, id, true, now_ns);
 			STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 		}
-		rearm_locked(h, rq, now_ns);
+		sched_rearm_locked(h, rq, now_ns);
 	}
-	ent_unlock_both(e, rq);
+	sched_ent_unlock_both(e, rq);
 	return r;
 }
 
@@ -44,16 +45,17 @@ static int move_forbidden_curr(struct sched_handle *h, struct sched_rq *rq, uint
 	struct sched_domain *d = h->dom;
 	uint32_t id = rq->curr;
 	struct sched_ent *e = dom_ent(d, id);
-	struct sched_rq *dst = dom_rq(d, least_loaded_allowed(d, e));
+	struct sched_rq *dst = dom_rq(d, sched_least_loaded_allowed(d, e));
 	int r;
 
 	sched_unlock(&rq->lock);
-	r = rq_lock2(h, rq, dst);
+	r = sched_rq_lock2(h, rq, dst);
 	if (r)
 		return r;
-	if (rq->curr == id && !ent_allowed(d, e, rq->index) && ent_allowed(d, e, dst->index)) {
-		migrate_locked(h, rq, dst, id, now_ns);
-		settle_moved_locked(h, rq, dst, id, now_ns);
+	if (rq->curr == id && !sched_ent_allowed(d, e, rq->index) &&
+	    sched_ent_allowed(d, e, dst->index)) {
+		eevdf_migrate_locked(h, rq, dst, id, now_ns);
+		eevdf_settle_moved_locked(h, rq, dst, id, now_ns);
 	}
 	if (dst != rq)
 		sched_unlock(&dst->lock);
@@ -70,7 +72,7 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 
 	if (!sw)
 		sw = &tmp;
-	r = rq_lock_pcpu(h, pcpu, &rq);
+	r = sched_rq_lock_pcpu(h, pcpu, &rq);
 	if (r)
 		return r;
 	sw->prev = rq->curr;
@@ -79,40 +81,41 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 		/* Loop: the allowed set may change again while rq is unlocked,
 		 * here or for the pull, when another caller may also have made
 		 * a curr here and narrowed its set. */
-		while (rq->curr != SCHED_NONE && !ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
+		while (rq->curr != SCHED_NONE &&
+		       !sched_ent_allowed(d, dom_ent(d, rq->curr), pcpu)) {
 			r = move_forbidden_curr(h, rq, now_ns);
 			if (r)
 				return r;
 		}
-		update_curr_locked(h, rq, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
 		if (pulled || rq->nr_queued != rq->nr_delayed)  /* runnable */
 			break;
 		sched_unlock(&rq->lock);
-		r = balance_newidle(h, pcpu, now_ns);
+		r = sched_balance_newidle(h, pcpu, now_ns);
 		sw->pulled = r > 0 ? (uint32_t)r : 0;
-		r = rq_lock(h, rq);
+		r = sched_rq_lock(h, rq);
 		if (r)
 			return r;
 	}
 	prev = rq->curr;
 	for (;;) {
-		next = rq->nr_queued ? pick_eevdf_locked(d, rq, true) : SCHED_NONE;
+		next = rq->nr_queued ? eevdf_pick_locked(d, rq, true) : SCHED_NONE;
 		if (next == SCHED_NONE || !dom_ent(d, next)->delayed)
 			break;
 		/* A delayed sleeper came up: finish its dequeue, pick again. */
-		finish_delayed_locked(h, rq, next, now_ns);
+		eevdf_finish_delayed_locked(h, rq, next, now_ns);
 	}
 	if (next != prev) {
 		if (prev != SCHED_NONE)
-			put_prev_locked(h, rq, now_ns);
+			eevdf_put_prev_locked(h, rq, now_ns);
 		if (next != SCHED_NONE)
-			set_next_locked(h, rq, next, now_ns);
+			eevdf_set_next_locked(h, rq, next, now_ns);
 	}
 	if (next != sw->prev)
 		sched_trace(h, SCHED_TRACE_SWITCH, pcpu, next, sw->prev, 0, 0, now_ns);
 	sw->next = next;
 	rq->need_resched = 0;
-	rearm_locked(h, rq, now_ns);
+	sched_rearm_locked(h, rq, now_ns);
 	sched_unlock(&rq->lock);
 	return 0;
 }
@@ -120,14 +123,14 @@ int sched_schedule(struct sched_handle *h, unsigned pcpu, uint64_t now_ns, struc
 int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_rq *rq;
-	int r = rq_lock_pcpu(h, pcpu, &rq);
+	int r = sched_rq_lock_pcpu(h, pcpu, &rq);
 
 	if (r)
 		return r;
-	update_curr_locked(h, rq, now_ns);
-	tick_preempt_locked(h, rq, now_ns);
+	eevdf_update_curr_locked(h, rq, now_ns);
+	sched_tick_preempt_locked(h, rq, now_ns);
 	r = rq->need_resched ? 1 : 0;
-	rearm_locked(h, rq, now_ns);
+	sched_rearm_locked(h, rq, now_ns);
 	sched_unlock(&rq->lock);
 	return r;
 }
@@ -135,21 +138,21 @@ int sched_tick(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 int sched_yield_curr(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_rq *rq;
-	int r = rq_lock_pcpu(h, pcpu, &rq);
+	int r = sched_rq_lock_pcpu(h, pcpu, &rq);
 
 	if (r)
 		return r;
 	if (rq->curr == SCHED_NONE) {
 		r = -ENOENT;
 	} else {
-		update_curr_locked(h, rq, now_ns);
-		yield_locked(h, rq, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
+		eevdf_yield_locked(h, rq, now_ns);
 	}
 	sched_unlock(&rq->lock);
 	return r;
 }
 
-int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t now_ns)
+int sched_migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
@@ -162,24 +165,24 @@ int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t
 
 		if (src_pcpu == dst_pcpu)
 			return 0;
-		r = rq_lock2(h, src, dst);
+		r = sched_rq_lock2(h, src, dst);
 		if (r)
 			return r;
 		if (LOAD(e->pcpu) != src_pcpu) {
-			rq_unlock2(src, dst);
+			sched_rq_unlock2(src, dst);
 			continue;
 		}
 		st = LOAD(e->state);
 		if (st == SCHED_ES_QUEUED && e->delayed)
 			st = SCHED_ES_WAKING;          /* asleep: report -EBUSY */
-		if (st != SCHED_ES_QUEUED || !ent_allowed(d, e, dst_pcpu)) {
-			rq_unlock2(src, dst);
+		if (st != SCHED_ES_QUEUED || !sched_ent_allowed(d, e, dst_pcpu)) {
+			sched_rq_unlock2(src, dst);
 			return st == SCHED_ES_FREE ? -ENOENT :
 			       st == SCHED_ES_QUEUED ? -EINVAL : -EBUSY;
 		}
-		migrate_locked(h, src, dst, id, now_ns);
-		settle_moved_locked(h, src, dst, id, now_ns);
-		rq_unlock2(src, dst);
+		eevdf_migrate_locked(h, src, dst, id, now_ns);
+		eevdf_settle_moved_locked(h, src, dst, id, now_ns);
+		sched_rq_unlock2(src, dst);
 		return 0;
 	}
 }
@@ -187,17 +190,17 @@ int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst_pcpu, uint64_t
 int sched_migrate(struct sched_handle *h, unsigned id, unsigned dst_pcpu, uint64_t now_ns)
 {
 	struct sched_ent *e;
-	int r = check_id(h, id);
+	int r = sched_check_id(h, id);
 
 	if (r)
 		return r;
 	if (dst_pcpu >= h->dom->nr_pcpus)
 		return -EINVAL;
 	e = dom_ent(h->dom, id);
-	r = ent_lock(h->dom, e);
+	r = sched_ent_lock(h->dom, e);
 	if (r)
 		return r;
-	r = LOAD(e->state) == SCHED_ES_FREE ? -ENOENT : migrate_ent(h, id, dst_pcpu, now_ns);
+	r = LOAD(e->state) == SCHED_ES_FREE ? -ENOENT : sched_migrate_ent(h, id, dst_pcpu, now_ns);
 	sched_unlock(&e->lock);
 	return r;
 }
@@ -209,7 +212,7 @@ int sched_pcpu_get_info(struct sched_handle *h, unsigned pcpu, struct sched_pcpu
 
 	if (!o)
 		return -EINVAL;
-	r = rq_lock_pcpu(h, pcpu, &rq);
+	r = sched_rq_lock_pcpu(h, pcpu, &rq);
 	if (r)
 		return r;
 	o->curr = rq->curr;
@@ -219,7 +222,7 @@ int sched_pcpu_get_info(struct sched_handle *h, unsigned pcpu, struct sched_pcpu
 	o->ttwu_pending = rq->ttwu_pending != 0;
 	o->need_resched = rq->need_resched != 0;
 	o->idle = rq->curr == SCHED_NONE && o->nr_queued == 0 && !rq->ttwu_pending;
-	o->avg_vruntime = avg_vruntime_peek(h->dom, rq);
+	o->avg_vruntime = eevdf_avg_vruntime_peek(h->dom, rq);
 	o->busy_ns = rq->busy_ns;
 	o->nr_switches = rq->nr_switches;
 	o->nr_preemptions = rq->nr_preemptions;

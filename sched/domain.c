@@ -249,12 +249,12 @@ const char *sched_feature_name(enum sched_feature f)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-bool ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcpu)
+bool sched_ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcpu)
 {
 	return pcpu < d->nr_pcpus && sched_cpuset_test(&e->allowed, pcpu);
 }
 
-unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set)
+unsigned sched_least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set)
 {
 	unsigned best = SCHED_NONE, best_load = UINT32_MAX;
 
@@ -273,12 +273,12 @@ unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set)
 	return best;
 }
 
-unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e)
+unsigned sched_least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e)
 {
-	return least_loaded_in(d, &e->allowed);
+	return sched_least_loaded_in(d, &e->allowed);
 }
 
-int check_id(struct sched_handle *h, unsigned id)
+int sched_check_id(struct sched_handle *h, unsigned id)
 {
 	return h && h->dom && id < h->dom->max_entities ? 0 : -EINVAL;
 }

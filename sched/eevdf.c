@@ -28,7 +28,7 @@ static void rq_load(struct sched_domain *d, struct sched_rq *rq, s128 *A, uint64
 	}
 }
 
-uint64_t rq_weight_locked(struct sched_domain *d, struct sched_rq *rq)
+uint64_t eevdf_rq_weight_locked(struct sched_domain *d, struct sched_rq *rq)
 {
 	s128 A;
 	uint64_t W;
@@ -73,7 +73,7 @@ static void sum_sub(struct sched_rq *rq, const struct sched_ent *e)
  * test eligible (A >= (v - v0) * W), which needs V * W <= A. Moving the zero
  * point to V shifts every key by -delta, so sum_wkey loses sum_w * delta.
  */
-uint64_t avg_vruntime_locked(struct sched_domain *d, struct sched_rq *rq)
+uint64_t eevdf_avg_vruntime_locked(struct sched_domain *d, struct sched_rq *rq)
 {
 	s128 A;
 	uint64_t W;
@@ -88,7 +88,7 @@ uint64_t avg_vruntime_locked(struct sched_domain *d, struct sched_rq *rq)
 	return rq->v0;
 }
 
-uint64_t avg_vruntime_peek(struct sched_domain *d, struct sched_rq *rq)
+uint64_t eevdf_avg_vruntime_peek(struct sched_domain *d, struct sched_rq *rq)
 {
 	s128 A;
 	uint64_t W;
@@ -99,7 +99,7 @@ uint64_t avg_vruntime_peek(struct sched_domain *d, struct sched_rq *rq)
 }
 
 /* lag >= 0  <=>  V >= v  <=>  A/W >= v - v0  <=>  A >= (v - v0) * W. */
-bool eligible_locked(struct sched_domain *d, struct sched_rq *rq, uint64_t v)
+bool eevdf_eligible_locked(struct sched_domain *d, struct sched_rq *rq, uint64_t v)
 {
 	s128 A;
 	uint64_t W;
@@ -109,7 +109,7 @@ bool eligible_locked(struct sched_domain *d, struct sched_rq *rq, uint64_t v)
 	return A >= (s128)key(rq, v) * (s128)W;
 }
 
-uint64_t rq_max_slice_locked(struct sched_domain *d, struct sched_rq *rq)
+uint64_t eevdf_rq_max_slice_locked(struct sched_domain *d, struct sched_rq *rq)
 {
 	uint64_t m = 0;
 
@@ -121,7 +121,7 @@ uint64_t rq_max_slice_locked(struct sched_domain *d, struct sched_rq *rq)
 	return m;
 }
 
-uint64_t rq_min_slice_locked(struct sched_domain *d, struct sched_rq *rq)
+uint64_t eevdf_rq_min_slice_locked(struct sched_domain *d, struct sched_rq *rq)
 {
 	uint64_t m = UINT64_MAX;
 
@@ -135,12 +135,14 @@ uint64_t rq_min_slice_locked(struct sched_domain *d, struct sched_rq *rq)
 
 /* lag = V - v, clamped to +-(max_slice + tick) * NICE_0 / w: an entity cannot
  * bank more than about one slice of service either way. */
-int64_t lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent *e,
-			   uint64_t V)
+int64_t eevdf_lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent *e,
+				 uint64_t V)
 {
 	int64_t lag = (int64_t)(V - e->vruntime);
-	int64_t limit = (int64_t)delta_fair(rq_max_slice_locked(d, rq) + d->tick_ns, e->weight);
+	int64_t limit = (int64_t)delta_fair(eevdf_rq_max_slice_locked(d, rq) + d->tick_ns,
+					    e->weight);
 
+	ASSERT_HELD(&rq->lock);
 	if (lag > limit)
 		lag = limit;
 	if (lag < -limit)
@@ -148,8 +150,9 @@ int64_t lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq, struct s
 	return lag;
 }
 
-void resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+void eevdf_resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
+	ASSERT_HELD(&rq->lock);
 	if (!rq->need_resched) {
 		rq->need_resched = 1;
 		sched_trace(h, SCHED_TRACE_RESCHED, rq->index, rq->curr, SCHED_NONE, 0, 0, now_ns);
@@ -164,11 +167,11 @@ static bool update_deadline(struct sched_domain *d, struct sched_rq *rq, struct 
 	if (!e->custom_slice)
 		e->slice_ns = d->base_slice_ns;
 	e->deadline = e->vruntime + delta_fair(e->slice_ns, e->weight);
-	avg_vruntime_locked(d, rq);
+	eevdf_avg_vruntime_locked(d, rq);
 	return true;
 }
 
-void update_curr_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+void eevdf_update_curr_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *c;
@@ -192,24 +195,24 @@ void update_curr_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t no
 	if (rq->nr_queued <= 1)
 		return;
 	if (resched || (feat(d, SCHED_FEAT_RUN_TO_PARITY) && !vt_before(c->vruntime, c->vprot)))
-		resched_locked(h, rq, now_ns);
+		eevdf_resched_locked(h, rq, now_ns);
 }
 
 /* Curr gives up the rest of its slice if it is eligible (sched/README.md §2.12):
  * v = d, then a fresh deadline; protection ends either way. */
-void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+void eevdf_yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *c = E(d, rq->curr);
 
 	ASSERT_HELD(&rq->lock);
-	if (eligible_locked(d, rq, c->vruntime)) {
+	if (eevdf_eligible_locked(d, rq, c->vruntime)) {
 		c->vruntime = c->deadline;
 		update_deadline(d, rq, c);
 	}
 	c->vprot = c->vruntime;
 	if (rq->nr_queued > 1)
-		resched_locked(h, rq, now_ns);
+		eevdf_resched_locked(h, rq, now_ns);
 	sched_trace(h, SCHED_TRACE_YIELD, rq->index, rq->curr, SCHED_NONE, 0, 0, now_ns);
 }
 
@@ -220,13 +223,14 @@ void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
  * l = l_saved*(W + w_i)/W (seed 004). The result is exact up to one unit:
  * V' is a floor and the inflation truncates.
  */
-void place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent *e,
-		  unsigned flags)
+void eevdf_place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent *e,
+			unsigned flags)
 {
-	uint64_t V = avg_vruntime_locked(d, rq);
+	uint64_t V = eevdf_avg_vruntime_locked(d, rq);
 	uint64_t W = rq->sum_w, vslice;
 	int64_t lag = feat(d, SCHED_FEAT_PLACE_LAG) ? e->vlag : 0;
 
+	ASSERT_HELD(&rq->lock);
 	if (rq->curr != SCHED_NONE)
 		W += E(d, rq->curr)->weight;
 	if (!e->custom_slice)
@@ -257,15 +261,15 @@ void place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent 
 	e->never_placed = 0;
 }
 
-void enqueue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, unsigned flags,
-		    uint64_t now_ns)
+void eevdf_enqueue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, unsigned flags,
+			  uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
 
 	ASSERT_HELD(&rq->lock);
-	place_locked(d, rq, e, flags);
-	tree_insert(dom_ents(d), &rq->root, id);
+	eevdf_place_locked(d, rq, e, flags);
+	sched_tree_insert(dom_ents(d), &rq->root, id);
 	sum_add(rq, e);
 	e->wait_start_ns = now_ns;
 	e->delayed = 0;
@@ -274,14 +278,14 @@ void enqueue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, un
 	STORE(rq->nr_queued, rq->nr_queued + 1);
 	if (!e->idle_class)
 		STORE(rq->nr_normal, rq->nr_normal + 1);
-	rq_idle_update_locked(d, rq);
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_trace(h, SCHED_TRACE_ENQUEUE, rq->index, id, SCHED_NONE, e->placed_lag,
 		    (int64_t)(e->deadline - e->vruntime), now_ns);
 }
 
 /* Leaves e->state to the caller (BLOCKED, or QUEUED again elsewhere). */
-void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bool sleep,
-		    uint64_t now_ns)
+void eevdf_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bool sleep,
+			  uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
@@ -290,8 +294,8 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 	bool was_delayed = e->delayed;
 
 	ASSERT_HELD(&rq->lock);
-	V = avg_vruntime_locked(d, rq);
-	e->vlag = lag_clamped_locked(d, rq, e, V);
+	V = eevdf_avg_vruntime_locked(d, rq);
+	e->vlag = eevdf_lag_clamped_locked(d, rq, e, V);
 	if (was_delayed) {
 		/* it slept until eligible: keep no credit from that */
 		if (e->vlag > 0 && feat(d, SCHED_FEAT_DELAY_ZERO))
@@ -307,13 +311,13 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 		STORE(rq->curr, SCHED_NONE);
 		rq->need_resched = 1;
 	} else {
-		tree_remove(dom_ents(d), &rq->root, id);
+		sched_tree_remove(dom_ents(d), &rq->root, id);
 		sum_sub(rq, e);
 		if (!was_delayed)              /* a delayed one was asleep */
 			account_wait(e, now_ns);
 	}
 	STORE(rq->nr_queued, rq->nr_queued - 1);
-	rq_idle_update_locked(d, rq);
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_trace(h, SCHED_TRACE_DEQUEUE, rq->index, id, SCHED_NONE, e->vlag, sleep, now_ns);
 }
 
@@ -323,26 +327,26 @@ void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bo
 static uint32_t pick_tree(struct sched_domain *d, struct sched_rq *rq)
 {
 	struct sched_ent *ents = dom_ents(d);
-	uint32_t n = tree_first(ents, rq->root);
+	uint32_t n = sched_tree_first(ents, rq->root);
 
-	if (n == SCHED_NONE || eligible_locked(d, rq, ents[n].vruntime))
+	if (n == SCHED_NONE || eevdf_eligible_locked(d, rq, ents[n].vruntime))
 		return n;
 	n = rq->root;
 	while (n != SCHED_NONE) {
 		uint32_t l = ents[n].left;
 
-		if (l != SCHED_NONE && eligible_locked(d, rq, ents[l].min_vruntime)) {
+		if (l != SCHED_NONE && eevdf_eligible_locked(d, rq, ents[l].min_vruntime)) {
 			n = l;
 			continue;
 		}
-		if (eligible_locked(d, rq, ents[n].vruntime))
+		if (eevdf_eligible_locked(d, rq, ents[n].vruntime))
 			return n;
 		n = ents[n].right;
 	}
 	return SCHED_NONE;
 }
 
-uint32_t pick_eevdf_locked(struct sched_domain *d, struct sched_rq *rq, bool protect)
+uint32_t eevdf_pick_locked(struct sched_domain *d, struct sched_rq *rq, bool protect)
 {
 	uint32_t curr = rq->curr, best;
 	struct sched_ent *c = curr != SCHED_NONE ? E(d, curr) : NULL;
@@ -350,7 +354,7 @@ uint32_t pick_eevdf_locked(struct sched_domain *d, struct sched_rq *rq, bool pro
 	ASSERT_HELD(&rq->lock);
 	if (rq->nr_queued == 1)
 		return c ? curr : rq->root;
-	if (c && !eligible_locked(d, rq, c->vruntime)) {
+	if (c && !eevdf_eligible_locked(d, rq, c->vruntime)) {
 		c = NULL;
 		curr = SCHED_NONE;
 	}
@@ -360,20 +364,21 @@ uint32_t pick_eevdf_locked(struct sched_domain *d, struct sched_rq *rq, bool pro
 	if (c && (best == SCHED_NONE || vt_before(c->deadline, E(d, best)->deadline)))
 		return curr;
 	if (best == SCHED_NONE)                /* unreachable: someone is eligible */
-		best = tree_first(dom_ents(d), rq->root);
+		best = sched_tree_first(dom_ents(d), rq->root);
 	return best;
 }
 
 /* Make a queued entity curr, with slice protection (RUN_TO_PARITY): it may
  * run until min(d, v + s*NICE_0/w), s = min(own slice, smallest queued). */
-void set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, uint64_t now_ns)
+void eevdf_set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			   uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
 	uint64_t s;
 
 	ASSERT_HELD(&rq->lock);
-	tree_remove(dom_ents(d), &rq->root, id);
+	sched_tree_remove(dom_ents(d), &rq->root, id);
 	sum_sub(rq, e);
 	account_wait(e, now_ns);
 	/* Not now_ns: a caller whose clock read is older than one already
@@ -390,10 +395,10 @@ void set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	e->vprot = vt_min(e->deadline, e->vruntime + delta_fair(s, e->weight));
 	STORE(rq->curr, id);
 	STORE(e->state, (uint32_t)SCHED_ES_RUNNING);
-	rq_idle_update_locked(d, rq);
+	eevdf_rq_idle_update_locked(d, rq);
 }
 
-void put_prev_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+void eevdf_put_prev_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	uint32_t id = rq->curr;
@@ -401,7 +406,7 @@ void put_prev_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_n
 
 	ASSERT_HELD(&rq->lock);
 	STORE(rq->curr, SCHED_NONE);
-	tree_insert(dom_ents(d), &rq->root, id);
+	sched_tree_insert(dom_ents(d), &rq->root, id);
 	sum_add(rq, e);
 	e->wait_start_ns = now_ns;
 	STORE(e->state, (uint32_t)SCHED_ES_QUEUED);
@@ -428,14 +433,14 @@ static s128 floor_div128(s128 n, s128 d)
  * heavy entity becomes light.) Bits: |l| < 2^44, W1 < 2^45, w < 2^21: the
  * products stay below 2^111. Deadline and protection scale relative to V.
  */
-void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, uint32_t weight,
-		     uint64_t now_ns)
+void eevdf_reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			   uint32_t weight, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
 	bool in_tree = rq->curr != id;
-	uint64_t V = avg_vruntime_locked(d, rq), W1;
-	int64_t lag = lag_clamped_locked(d, rq, e, V);
+	uint64_t V = eevdf_avg_vruntime_locked(d, rq), W1;
+	int64_t lag = eevdf_lag_clamped_locked(d, rq, e, V);
 	int64_t dr = (int64_t)(e->deadline - V), pr = (int64_t)(e->vprot - V);
 	uint32_t old = e->weight;
 	s128 A1, num, den;
@@ -445,7 +450,7 @@ void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	num = A1 * weight - ((s128)lag * (s128)W1 + A1) * old;
 	den = (s128)W1 * weight;
 	if (in_tree) {
-		tree_remove(dom_ents(d), &rq->root, id);
+		sched_tree_remove(dom_ents(d), &rq->root, id);
 		sum_sub(rq, e);
 	}
 	dr = (int64_t)((s128)dr * old / weight);
@@ -455,61 +460,61 @@ void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, u
 	e->deadline = V + (uint64_t)dr;
 	e->vprot = V + (uint64_t)pr;
 	if (in_tree) {
-		tree_insert(dom_ents(d), &rq->root, id);
+		sched_tree_insert(dom_ents(d), &rq->root, id);
 		sum_add(rq, e);
 	}
 	sched_trace(h, SCHED_TRACE_REWEIGHT, rq->index, id, SCHED_NONE, old, weight, now_ns);
 }
 
-void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			  uint64_t now_ns)
+void eevdf_delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
 
 	ASSERT_HELD(&rq->lock);
 	if (rq->curr == id) {
-		put_prev_locked(h, rq, now_ns);
+		eevdf_put_prev_locked(h, rq, now_ns);
 		rq->need_resched = 1;
 	}
 	e->delayed = 1;
 	STORE(rq->nr_delayed, rq->nr_delayed + 1);
 	if (!e->idle_class)
 		STORE(rq->nr_normal, rq->nr_normal - 1);
-	rq_idle_update_locked(d, rq);
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_trace(h, SCHED_TRACE_DEQUEUE, rq->index, id, SCHED_NONE,
-		    (int64_t)(avg_vruntime_peek(d, rq) - e->vruntime), 2, now_ns);
+		    (int64_t)(eevdf_avg_vruntime_peek(d, rq) - e->vruntime), 2, now_ns);
 }
 
-void finish_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			   uint64_t now_ns)
+void eevdf_finish_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				 uint64_t now_ns)
 {
 	ASSERT_HELD(&rq->lock);
-	dequeue_locked(h, rq, id, true, now_ns);
+	eevdf_dequeue_locked(h, rq, id, true, now_ns);
 	/* BLOCKED without the entity lock: release, so a waker that sees
 	 * BLOCKED (acquire) sees the saved lag too. */
 	__atomic_store_n(&E(h->dom, id)->state, (uint32_t)SCHED_ES_BLOCKED, __ATOMIC_RELEASE);
 }
 
-void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			    uint64_t now_ns)
+void eevdf_requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				  uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = E(d, id);
 
 	ASSERT_HELD(&rq->lock);
 	if (feat(d, SCHED_FEAT_DELAY_ZERO) &&
-	    (int64_t)(avg_vruntime_locked(d, rq) - e->vruntime) > 0) {
+	    (int64_t)(eevdf_avg_vruntime_locked(d, rq) - e->vruntime) > 0) {
 		/* Eligible already: what it has beyond lag 0 it earned asleep.
 		 * Place it anew at V with a fresh deadline, as a wakeup after
 		 * a completed dequeue would (it is never curr: a delayed
 		 * entity was put back into the tree when it blocked). */
-		tree_remove(dom_ents(d), &rq->root, id);
+		sched_tree_remove(dom_ents(d), &rq->root, id);
 		sum_sub(rq, e);
 		e->vlag = 0;
 		e->has_rel_deadline = 0;
-		place_locked(d, rq, e, 0);
-		tree_insert(dom_ents(d), &rq->root, id);
+		eevdf_place_locked(d, rq, e, 0);
+		sched_tree_insert(dom_ents(d), &rq->root, id);
 		sum_add(rq, e);
 	}
 	e->delayed = 0;
@@ -517,35 +522,37 @@ void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_
 	STORE(rq->nr_delayed, rq->nr_delayed - 1);
 	if (!e->idle_class)
 		STORE(rq->nr_normal, rq->nr_normal + 1);
-	rq_idle_update_locked(d, rq);
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_trace(h, SCHED_TRACE_ENQUEUE, rq->index, id, SCHED_NONE,
-		    (int64_t)(avg_vruntime_peek(d, rq) - e->vruntime),
+		    (int64_t)(eevdf_avg_vruntime_peek(d, rq) - e->vruntime),
 		    (int64_t)(e->deadline - e->vruntime), now_ns);
 }
 
-void migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
-		    uint32_t id, uint64_t now_ns)
+void eevdf_migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
+			  uint32_t id, uint64_t now_ns)
 {
 	ASSERT_HELD(&src->lock);
 	ASSERT_HELD(&dst->lock);
-	update_curr_locked(h, src, now_ns);
-	dequeue_locked(h, src, id, false, now_ns);
-	update_curr_locked(h, dst, now_ns);
+	eevdf_update_curr_locked(h, src, now_ns);
+	eevdf_dequeue_locked(h, src, id, false, now_ns);
+	eevdf_update_curr_locked(h, dst, now_ns);
 	E(h->dom, id)->nr_migrations++;
 	sched_trace(h, SCHED_TRACE_MIGRATE, dst->index, id, src->index, 0, 0, now_ns);
-	enqueue_locked(h, dst, id, 0, now_ns);
+	eevdf_enqueue_locked(h, dst, id, 0, now_ns);
 }
 
-void settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
-			 uint32_t id, uint64_t now_ns)
+void eevdf_settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
+			       uint32_t id, uint64_t now_ns)
 {
-	if (!wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
+	ASSERT_HELD(&src->lock);
+	ASSERT_HELD(&dst->lock);
+	if (!sched_wakeup_preempt_locked(h, dst, id, now_ns) && dst->curr == SCHED_NONE)
 		sched_kick(h, dst->index);
-	rearm_locked(h, src, now_ns);
-	rearm_locked(h, dst, now_ns);
+	sched_rearm_locked(h, src, now_ns);
+	sched_rearm_locked(h, dst, now_ns);
 }
 
-void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq)
+void eevdf_rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq)
 {
 	unsigned w = rq->index / 64;
 	uint64_t bit = 1ull << (rq->index % 64);
@@ -553,6 +560,7 @@ void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq)
 	bool idle = rq->curr == SCHED_NONE && rq->nr_queued == rq->nr_delayed && !pending;
 	bool idle_normal = rq->nr_normal == 0 && !pending;
 
+	ASSERT_HELD(&rq->lock);
 	if (((LOAD(d->idle_mask[w]) & bit) != 0) != idle) {
 		if (idle)
 			__atomic_fetch_or(&d->idle_mask[w], bit, __ATOMIC_RELAXED);

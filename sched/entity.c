@@ -8,7 +8,7 @@
 #include "sched/internal.h"
 
 /* Copy an allowed set, keeping only pCPUs of the domain; false if empty. */
-bool allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
+bool sched_allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
 			 const struct sched_cpuset *src)
 {
 	bool any = false;
@@ -26,7 +26,7 @@ bool allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
 static unsigned first_allowed(struct sched_domain *d, const struct sched_ent *e)
 {
 	for (unsigned i = 0; i < d->nr_pcpus; i++)
-		if (ent_allowed(d, e, i))
+		if (sched_ent_allowed(d, e, i))
 			return i;
 	return 0;
 }
@@ -43,7 +43,7 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 	    p->slice_ns > 1000000000ull)
 		return -EINVAL;
 	d = h->dom;
-	r = dom_lock(d);
+	r = sched_dom_lock(d);
 	if (r)
 		return r;
 	id = d->free_head;
@@ -52,10 +52,10 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 		return -ENOSPC;
 	}
 	e = dom_ent(d, id);
-	r = ent_lock(d, e);
+	r = sched_ent_lock(d, e);
 	if (r)
 		goto out_dom;
-	if (!allowed_copy(d, &e->allowed, p->allowed)) {
+	if (!sched_allowed_copy(d, &e->allowed, p->allowed)) {
 		r = -EINVAL;
 		goto out_ent;
 	}
@@ -77,7 +77,8 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 	e->sum_exec_ns = e->sum_wait_ns = e->nr_migrations = e->nr_switches = 0;
 	e->owner = p->owner;
 	e->cookie = p->cookie;
-	STORE(e->pcpu, ent_allowed(d, e, p->create_pcpu) ? p->create_pcpu : first_allowed(d, e));
+	STORE(e->pcpu, sched_ent_allowed(d, e, p->create_pcpu) ? p->create_pcpu
+							       : first_allowed(d, e));
 	STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 
 	if (!feat(d, SCHED_FEAT_PLACE_FIRST_ENQUEUE)) {
@@ -86,11 +87,11 @@ int sched_entity_add(struct sched_handle *h, const struct sched_entity_params *p
 		 * and the initial deadline is lost. */
 		struct sched_rq *rq = dom_rq(d, e->pcpu);
 
-		r = rq_lock(h, rq);
+		r = sched_rq_lock(h, rq);
 		if (!r) {
-			update_curr_locked(h, rq, now_ns);
-			place_locked(d, rq, e, PLACE_INITIAL);
-			e->vlag = (int64_t)(avg_vruntime_locked(d, rq) - e->vruntime);
+			eevdf_update_curr_locked(h, rq, now_ns);
+			eevdf_place_locked(d, rq, e, PLACE_INITIAL);
+			e->vlag = (int64_t)(eevdf_avg_vruntime_locked(d, rq) - e->vruntime);
 			sched_unlock(&rq->lock);
 		}
 	}
@@ -124,7 +125,7 @@ static bool list_unlink(struct sched_domain *d, uint32_t *head, uint32_t *tail, 
 }
 
 /* A WAKING entity leaves its pCPU's lists (block, remove, re-wake). */
-void wake_unlink_locked(struct sched_domain *d, struct sched_rq *rq, uint32_t id)
+void sched_wake_unlink_locked(struct sched_domain *d, struct sched_rq *rq, uint32_t id)
 {
 	ASSERT_HELD(&rq->lock);
 	if (list_unlink(d, &rq->wake_head, &rq->wake_tail, id))
@@ -133,7 +134,7 @@ void wake_unlink_locked(struct sched_domain *d, struct sched_rq *rq, uint32_t id
 		rq->nr_drain--;
 	if (!rq->nr_wake && !rq->nr_drain && LOAD(rq->ttwu_pending)) {
 		STORE(rq->ttwu_pending, 0u);
-		rq_idle_update_locked(d, rq);
+		eevdf_rq_idle_update_locked(d, rq);
 	}
 }
 
@@ -143,18 +144,20 @@ static void ent_detach_locked(struct sched_handle *h, struct sched_rq *rq, uint3
 {
 	struct sched_ent *e = dom_ent(h->dom, id);
 
+	ASSERT_HELD(&e->lock);
+	ASSERT_HELD(&rq->lock);
 	switch (LOAD(e->state)) {
 	case SCHED_ES_RUNNING:
-		update_curr_locked(h, rq, now_ns);
-		dequeue_locked(h, rq, id, true, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
+		eevdf_dequeue_locked(h, rq, id, true, now_ns);
 		sched_kick(h, rq->index);
 		break;
 	case SCHED_ES_QUEUED:
-		update_curr_locked(h, rq, now_ns);
-		dequeue_locked(h, rq, id, true, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
+		eevdf_dequeue_locked(h, rq, id, true, now_ns);
 		break;
 	case SCHED_ES_WAKING:
-		wake_unlink_locked(h->dom, rq, id);
+		sched_wake_unlink_locked(h->dom, rq, id);
 		break;
 	default:
 		break;
@@ -166,15 +169,17 @@ static int remove_dom_locked(struct sched_handle *h, unsigned id, uint64_t now_n
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
 	struct sched_rq *rq;
-	int r = ent_lock(d, e);
+	int r;
 
+	ASSERT_HELD(&d->lock);
+	r = sched_ent_lock(d, e);
 	if (r)
 		return r;
 	if (LOAD(e->state) == SCHED_ES_FREE) {
 		sched_unlock(&e->lock);
 		return -ENOENT;
 	}
-	r = rq_lock_ent(h, e, &rq);
+	r = sched_rq_lock_ent(h, e, &rq);
 	if (r) {
 		sched_unlock(&e->lock);
 		return r;
@@ -191,11 +196,11 @@ static int remove_dom_locked(struct sched_handle *h, unsigned id, uint64_t now_n
 
 int sched_entity_remove(struct sched_handle *h, unsigned id, uint64_t now_ns)
 {
-	int r = check_id(h, id);
+	int r = sched_check_id(h, id);
 
 	if (r)
 		return r;
-	r = dom_lock(h->dom);
+	r = sched_dom_lock(h->dom);
 	if (r)
 		return r;
 	r = remove_dom_locked(h, id, now_ns);
@@ -206,7 +211,7 @@ int sched_entity_remove(struct sched_handle *h, unsigned id, uint64_t now_ns)
 int sched_remove_owner(struct sched_handle *h, uint32_t owner, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
-	int n = 0, r = dom_lock(d);
+	int n = 0, r = sched_dom_lock(d);
 
 	if (r)
 		return r;
@@ -222,23 +227,23 @@ int sched_remove_owner(struct sched_handle *h, uint32_t owner, uint64_t now_ns)
 }
 
 /* Entity lock plus the lock of its queue; state is then stable. */
-int ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,
+int sched_ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,
 			 struct sched_rq **rqp)
 {
 	struct sched_ent *e;
-	int r = check_id(h, id);
+	int r = sched_check_id(h, id);
 
 	if (r)
 		return r;
 	e = dom_ent(h->dom, id);
-	r = ent_lock(h->dom, e);
+	r = sched_ent_lock(h->dom, e);
 	if (r)
 		return r;
 	if (LOAD(e->state) == SCHED_ES_FREE) {
 		sched_unlock(&e->lock);
 		return -ENOENT;
 	}
-	r = rq_lock_ent(h, e, rqp);
+	r = sched_rq_lock_ent(h, e, rqp);
 	if (r) {
 		sched_unlock(&e->lock);
 		return r;
@@ -247,7 +252,7 @@ int ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,
 	return 0;
 }
 
-void ent_unlock_both(struct sched_ent *e, struct sched_rq *rq)
+void sched_ent_unlock_both(struct sched_ent *e, struct sched_rq *rq)
 {
 	sched_unlock(&rq->lock);
 	sched_unlock(&e->lock);
@@ -260,12 +265,14 @@ static void set_weight_locked(struct sched_handle *h, struct sched_rq *rq, uint3
 	struct sched_ent *e = dom_ent(h->dom, id);
 	uint32_t st = LOAD(e->state);
 
+	ASSERT_HELD(&e->lock);
+	ASSERT_HELD(&rq->lock);
 	if (weight == e->weight)
 		return;
 	if (st == SCHED_ES_QUEUED || st == SCHED_ES_RUNNING) {
-		update_curr_locked(h, rq, now_ns);
-		reweight_locked(h, rq, id, weight, now_ns);
-		rearm_locked(h, rq, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
+		eevdf_reweight_locked(h, rq, id, weight, now_ns);
+		sched_rearm_locked(h, rq, now_ns);
 		return;
 	}
 	/* not queued: only the saved lag matters (a relative deadline is
@@ -284,14 +291,14 @@ static int set_weight_nice(struct sched_handle *h, unsigned id, uint32_t weight,
 
 	if (weight < 1 || weight > SCHED_MAX_WEIGHT)
 		return -EINVAL;
-	r = ent_lock_both(h, id, &e, &rq);
+	r = sched_ent_lock_both(h, id, &e, &rq);
 	if (r)
 		return r;
 	e->base_weight = weight;
 	e->nice = nice;
 	if (!e->idle_class)
 		set_weight_locked(h, rq, id, weight, now_ns);
-	ent_unlock_both(e, rq);
+	sched_ent_unlock_both(e, rq);
 	return 0;
 }
 
@@ -312,7 +319,7 @@ int sched_set_idle_class(struct sched_handle *h, unsigned id, bool idle, uint64_
 	struct sched_ent *e;
 	struct sched_rq *rq;
 	uint32_t st;
-	int r = ent_lock_both(h, id, &e, &rq);
+	int r = sched_ent_lock_both(h, id, &e, &rq);
 
 	if (r)
 		return r;
@@ -322,10 +329,10 @@ int sched_set_idle_class(struct sched_handle *h, unsigned id, bool idle, uint64_
 		e->idle_class = idle;
 		if ((st == SCHED_ES_QUEUED && !e->delayed) || st == SCHED_ES_RUNNING) {
 			STORE(rq->nr_normal, idle ? rq->nr_normal - 1 : rq->nr_normal + 1);
-			rq_idle_update_locked(h->dom, rq);
+			eevdf_rq_idle_update_locked(h->dom, rq);
 		}
 	}
-	ent_unlock_both(e, rq);
+	sched_ent_unlock_both(e, rq);
 	return 0;
 }
 
@@ -339,17 +346,17 @@ int sched_set_slice(struct sched_handle *h, unsigned id, uint64_t slice_ns, uint
 	(void)now_ns;
 	if (slice_ns > 1000000000ull)
 		return -EINVAL;
-	r = ent_lock_both(h, id, &e, &rq);
+	r = sched_ent_lock_both(h, id, &e, &rq);
 	if (r)
 		return r;
 	in_tree = LOAD(e->state) == SCHED_ES_QUEUED;
 	if (in_tree)                           /* augmented min/max slice */
-		tree_remove(dom_ents(h->dom), &rq->root, id);
+		sched_tree_remove(dom_ents(h->dom), &rq->root, id);
 	e->custom_slice = slice_ns != 0;
 	e->slice_ns = slice_ns ? slice_ns : h->dom->base_slice_ns;
 	if (in_tree)
-		tree_insert(dom_ents(h->dom), &rq->root, id);
-	ent_unlock_both(e, rq);
+		sched_tree_insert(dom_ents(h->dom), &rq->root, id);
+	sched_ent_unlock_both(e, rq);
 	return 0;
 }
 
@@ -362,7 +369,7 @@ int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_enti
 
 	if (!o)
 		return -EINVAL;
-	r = ent_lock_both(h, id, &e, &rq);
+	r = sched_ent_lock_both(h, id, &e, &rq);
 	if (r)
 		return r;
 	st = LOAD(e->state);
@@ -379,7 +386,7 @@ int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_enti
 	o->vruntime = e->vruntime;
 	o->deadline = e->deadline;
 	if (st == SCHED_ES_QUEUED || st == SCHED_ES_RUNNING)
-		o->lag = (int64_t)(avg_vruntime_peek(h->dom, rq) - e->vruntime);
+		o->lag = (int64_t)(eevdf_avg_vruntime_peek(h->dom, rq) - e->vruntime);
 	else
 		o->lag = e->vlag;
 	o->sum_exec_ns = e->sum_exec_ns;
@@ -388,6 +395,6 @@ int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_enti
 	o->nr_switches = e->nr_switches;
 	o->owner = e->owner;
 	o->cookie = e->cookie;
-	ent_unlock_both(e, rq);
+	sched_ent_unlock_both(e, rq);
 	return 0;
 }

@@ -11,6 +11,11 @@
  *                 entity between queues holds both rq locks.
  * Fields read without their lock (for pCPU choice, balance, wake's "already
  * runnable" test) are written and read with __atomic builtins.
+ *
+ * Names: what one file exports to the others is eevdf_* when it is the
+ * policy on one queue (eevdf.c) and sched_* otherwise, like the API, so
+ * nothing of sched/ takes a bare name (place_locked, rq_lock, tree_insert)
+ * from the program it is linked into; static helpers keep short names.
  */
 #ifndef LAGVISOR_SCHED_INTERNAL_H
 #define LAGVISOR_SCHED_INTERNAL_H
@@ -170,41 +175,41 @@ bool sched_lock_held(const struct sched_lock *l);
 
 /* Take a run queue / entity / domain lock; 0 or -errno. After an owner
  * death the protected state is rebuilt (repair.c) before they return. */
-int rq_lock(struct sched_handle *h, struct sched_rq *rq);
-int ent_lock(struct sched_domain *d, struct sched_ent *e);
-int dom_lock(struct sched_domain *d);
+int sched_rq_lock(struct sched_handle *h, struct sched_rq *rq);
+int sched_ent_lock(struct sched_domain *d, struct sched_ent *e);
+int sched_dom_lock(struct sched_domain *d);
 /* Lock two queues, lower index first (one lock if a == b). */
-int rq_lock2(struct sched_handle *h, struct sched_rq *a, struct sched_rq *b);
-void rq_unlock2(struct sched_rq *a, struct sched_rq *b);
+int sched_rq_lock2(struct sched_handle *h, struct sched_rq *a, struct sched_rq *b);
+void sched_rq_unlock2(struct sched_rq *a, struct sched_rq *b);
 /* Lock the queue of a pCPU given by the caller; -EINVAL if out of range. */
-int rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out);
+int sched_rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out);
 /* Lock the queue an entity is on; retries if it moves meanwhile. */
-int rq_lock_ent(struct sched_handle *h, struct sched_ent *e, struct sched_rq **out);
+int sched_rq_lock_ent(struct sched_handle *h, struct sched_ent *e, struct sched_rq **out);
 
 /* ---- owner-death repair (repair.c), the lock just taken over ------------ */
 
 /* Rebuild rq's tree, sums, counts, curr and wake lists from the states of
  * the entities that name it; kicks its pCPU if that changed anything. */
-void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq);
+void sched_rq_repair_locked(struct sched_handle *h, struct sched_rq *rq);
 /* Bring a BLOCKED entity's own fields back into range. */
-void ent_repair_locked(struct sched_domain *d, struct sched_ent *e);
+void sched_ent_repair_locked(struct sched_domain *d, struct sched_ent *e);
 /* Rebuild the free list and nr_entities from the entity states. */
-void dom_repair_locked(struct sched_domain *d);
+void sched_dom_repair_locked(struct sched_domain *d);
 
 /* ---- tree (tree.c) ------------------------------------------------------ */
 
-void tree_insert(struct sched_ent *ents, uint32_t *root, uint32_t id);
-void tree_remove(struct sched_ent *ents, uint32_t *root, uint32_t id);
-uint32_t tree_first(const struct sched_ent *ents, uint32_t root);
+void sched_tree_insert(struct sched_ent *ents, uint32_t *root, uint32_t id);
+void sched_tree_remove(struct sched_ent *ents, uint32_t *root, uint32_t id);
+uint32_t sched_tree_first(const struct sched_ent *ents, uint32_t root);
 /* Augmented fields of one node from its children. */
-void tree_update(struct sched_ent *ents, uint32_t id);
+void sched_tree_update(struct sched_ent *ents, uint32_t id);
 /* Smallest vruntime among the entities with a deadline before dl (the
  * first of them to become eligible); false when there is none. */
-bool tree_min_vruntime_before(const struct sched_ent *ents, uint32_t root, uint64_t dl,
-			      uint64_t *v);
+bool sched_tree_min_vruntime_before(const struct sched_ent *ents, uint32_t root, uint64_t dl,
+				    uint64_t *v);
 /* In-order walk; stops when fn returns true and returns that entity. */
-uint32_t tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
-		   bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg);
+uint32_t sched_tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
+			 bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg);
 
 /* ---- EEVDF core on one queue (eevdf.c), rq lock held -------------------- */
 
@@ -213,44 +218,45 @@ enum {
 	PLACE_INITIAL = 2,                     /* the entity's first placement */
 };
 
-uint64_t avg_vruntime_locked(struct sched_domain *d, struct sched_rq *rq);
-uint64_t avg_vruntime_peek(struct sched_domain *d, struct sched_rq *rq);
-bool eligible_locked(struct sched_domain *d, struct sched_rq *rq, uint64_t v);
-uint64_t rq_max_slice_locked(struct sched_domain *d, struct sched_rq *rq);
-uint64_t rq_min_slice_locked(struct sched_domain *d, struct sched_rq *rq);
-int64_t lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq,
-			   struct sched_ent *e, uint64_t V);
-void update_curr_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
-void place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent *e,
-		  unsigned flags);
-void enqueue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-		    unsigned flags, uint64_t now_ns);
-void dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bool sleep,
-		    uint64_t now_ns);
-uint32_t pick_eevdf_locked(struct sched_domain *d, struct sched_rq *rq, bool protect);
-void set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, uint64_t now_ns);
-void put_prev_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
-void reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-		     uint32_t weight, uint64_t now_ns);
-bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+uint64_t eevdf_avg_vruntime_locked(struct sched_domain *d, struct sched_rq *rq);
+uint64_t eevdf_avg_vruntime_peek(struct sched_domain *d, struct sched_rq *rq);
+bool eevdf_eligible_locked(struct sched_domain *d, struct sched_rq *rq, uint64_t v);
+uint64_t eevdf_rq_max_slice_locked(struct sched_domain *d, struct sched_rq *rq);
+uint64_t eevdf_rq_min_slice_locked(struct sched_domain *d, struct sched_rq *rq);
+int64_t eevdf_lag_clamped_locked(struct sched_domain *d, struct sched_rq *rq,
+				 struct sched_ent *e, uint64_t V);
+void eevdf_update_curr_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+void eevdf_place_locked(struct sched_domain *d, struct sched_rq *rq, struct sched_ent *e,
+			unsigned flags);
+void eevdf_enqueue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			  unsigned flags, uint64_t now_ns);
+void eevdf_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id, bool sleep,
+			  uint64_t now_ns);
+uint32_t eevdf_pick_locked(struct sched_domain *d, struct sched_rq *rq, bool protect);
+void eevdf_set_next_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
 			   uint64_t now_ns);
-void yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
-void resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
-void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+void eevdf_put_prev_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+void eevdf_reweight_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+			   uint32_t weight, uint64_t now_ns);
+bool sched_wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				 uint64_t now_ns);
+void eevdf_yield_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+void eevdf_resched_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+void sched_rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
 /* The slice timer fired: preempt curr for an entity now eligible with an
  * earlier deadline (PREEMPT_ELIGIBLE; preempt.c). */
-void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
+void sched_tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns);
 /* W: the weight of the queue's entities, curr included. */
-uint64_t rq_weight_locked(struct sched_domain *d, struct sched_rq *rq);
+uint64_t eevdf_rq_weight_locked(struct sched_domain *d, struct sched_rq *rq);
 /* DELAY_DEQUEUE: a non-eligible sleeper stays in the tree, marked delayed,
  * until it is picked (then dequeued for real) or woken (requeued in place). */
-void delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			  uint64_t now_ns);
-void requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			    uint64_t now_ns);
+void eevdf_delay_dequeue_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				uint64_t now_ns);
+void eevdf_requeue_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				  uint64_t now_ns);
 /* A delayed sleeper came up in a pick: dequeue it for real, BLOCKED. */
-void finish_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			   uint64_t now_ns);
+void eevdf_finish_delayed_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				 uint64_t now_ns);
 /* Runnable entities of a queue (delayed sleepers excluded); racy read. */
 static inline unsigned rq_runnable(struct sched_rq *rq)
 {
@@ -258,15 +264,15 @@ static inline unsigned rq_runnable(struct sched_rq *rq)
 	return n > 0 ? (unsigned)n : 0;
 }
 /* Recompute this pCPU's bits in the idle masks. */
-void rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq);
+void eevdf_rq_idle_update_locked(struct sched_domain *d, struct sched_rq *rq);
 /* After moving id from src to dst: id may preempt dst's curr (or an idle dst
  * is kicked to run it); both slice timers are re-armed. */
-void settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
-			 uint32_t id, uint64_t now_ns);
+void eevdf_settle_moved_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
+			       uint32_t id, uint64_t now_ns);
 /* Move a queued entity or curr (curr of src: for a forbidden curr); both rq
  * locks held. Keeps lag and relative deadline. */
-void migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
-		    uint32_t id, uint64_t now_ns);
+void eevdf_migrate_locked(struct sched_handle *h, struct sched_rq *src, struct sched_rq *dst,
+			  uint32_t id, uint64_t now_ns);
 
 /* ---- helpers shared by the API files ------------------------------------ */
 
@@ -276,27 +282,27 @@ static inline void sched_kick(struct sched_handle *h, unsigned pcpu)
 {
 	h->ops->kick(h->opaque, pcpu);
 }
-bool ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcpu);
+bool sched_ent_allowed(struct sched_domain *d, const struct sched_ent *e, unsigned pcpu);
 /* Least loaded allowed pCPU (racy read), lowest index on ties. */
-unsigned least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e);
+unsigned sched_least_loaded_allowed(struct sched_domain *d, const struct sched_ent *e);
 /* dst = src (NULL: all) restricted to the domain's pCPUs; false if empty. */
-bool allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
-		  const struct sched_cpuset *src);
-unsigned least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set);
-int check_id(struct sched_handle *h, unsigned id);
+bool sched_allowed_copy(struct sched_domain *d, struct sched_cpuset *dst,
+			const struct sched_cpuset *src);
+unsigned sched_least_loaded_in(struct sched_domain *d, const struct sched_cpuset *set);
+int sched_check_id(struct sched_handle *h, unsigned id);
 /* Entity lock plus the lock of its queue (state is then stable). */
-int ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,
-		  struct sched_rq **rqp);
-void ent_unlock_both(struct sched_ent *e, struct sched_rq *rq);
+int sched_ent_lock_both(struct sched_handle *h, unsigned id, struct sched_ent **ep,
+			struct sched_rq **rqp);
+void sched_ent_unlock_both(struct sched_ent *e, struct sched_rq *rq);
 /* New-idle balance: pull the best waiting entity from the busiest queue. */
-int balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
+int sched_balance_newidle(struct sched_handle *h, unsigned pcpu, uint64_t now_ns);
 /* A WAKING entity leaves its pCPU's wake/drain list (rq lock held). */
-void wake_unlink_locked(struct sched_domain *d, struct sched_rq *rq, uint32_t id);
+void sched_wake_unlink_locked(struct sched_domain *d, struct sched_rq *rq, uint32_t id);
 /* sched_wake with the entity lock already held. */
-int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
-		    unsigned hint, struct sched_wake_result *res);
+int sched_wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
+			  unsigned hint, struct sched_wake_result *res);
 /* Move a queued entity to dst, then let dst preempt or start it. Entity
  * lock held (or none needed: state re-checked under the rq locks). */
-int migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst, uint64_t now_ns);
+int sched_migrate_ent(struct sched_handle *h, uint32_t id, unsigned dst, uint64_t now_ns);
 
 #endif

@@ -5,7 +5,7 @@
  * left half-updated (the dead member could have been killed between any two
  * stores of a tree rotation, an enqueue or a sums update). So sched_lock()
  * reports that case as SCHED_LOCK_RECOVERED and every lock of the domain is
- * taken through a typed helper below (rq_lock, ent_lock, dom_lock) that
+ * taken through a typed helper below (sched_rq_lock, sched_ent_lock, sched_dom_lock) that
  * rebuilds what that lock protects from ground truth (repair.c) before the
  * taker reads any of it. The owner's thread id is kept next to the mutex so
  * _locked functions can assert the caller holds it; tids are unique across
@@ -82,34 +82,34 @@ int sched_lock(struct sched_lock *l)
 	return recovered ? SCHED_LOCK_RECOVERED : 0;
 }
 
-int rq_lock(struct sched_handle *h, struct sched_rq *rq)
+int sched_rq_lock(struct sched_handle *h, struct sched_rq *rq)
 {
 	int r = sched_lock(&rq->lock);
 
 	if (r == SCHED_LOCK_RECOVERED) {
-		rq_repair_locked(h, rq);
+		sched_rq_repair_locked(h, rq);
 		r = 0;
 	}
 	return r;
 }
 
-int ent_lock(struct sched_domain *d, struct sched_ent *e)
+int sched_ent_lock(struct sched_domain *d, struct sched_ent *e)
 {
 	int r = sched_lock(&e->lock);
 
 	if (r == SCHED_LOCK_RECOVERED) {
-		ent_repair_locked(d, e);
+		sched_ent_repair_locked(d, e);
 		r = 0;
 	}
 	return r;
 }
 
-int dom_lock(struct sched_domain *d)
+int sched_dom_lock(struct sched_domain *d)
 {
 	int r = sched_lock(&d->lock);
 
 	if (r == SCHED_LOCK_RECOVERED) {
-		dom_repair_locked(d);
+		sched_dom_repair_locked(d);
 		r = 0;
 	}
 	return r;
@@ -127,47 +127,47 @@ bool sched_lock_held(const struct sched_lock *l)
 	return l->owner_tid == sched_self_tid();
 }
 
-int rq_lock2(struct sched_handle *h, struct sched_rq *a, struct sched_rq *b)
+int sched_rq_lock2(struct sched_handle *h, struct sched_rq *a, struct sched_rq *b)
 {
 	int r;
 
 	if (a == b)
-		return rq_lock(h, a);
+		return sched_rq_lock(h, a);
 	if (a->index > b->index) {
 		struct sched_rq *t = a;
 		a = b;
 		b = t;
 	}
-	r = rq_lock(h, a);
+	r = sched_rq_lock(h, a);
 	if (r)
 		return r;
-	r = rq_lock(h, b);
+	r = sched_rq_lock(h, b);
 	if (r)
 		sched_unlock(&a->lock);
 	return r;
 }
 
-void rq_unlock2(struct sched_rq *a, struct sched_rq *b)
+void sched_rq_unlock2(struct sched_rq *a, struct sched_rq *b)
 {
 	if (a != b)
 		sched_unlock(&b->lock);
 	sched_unlock(&a->lock);
 }
 
-int rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out)
+int sched_rq_lock_pcpu(struct sched_handle *h, unsigned pcpu, struct sched_rq **out)
 {
 	if (!h || pcpu >= h->dom->nr_pcpus)
 		return -EINVAL;
 	*out = dom_rq(h->dom, pcpu);
-	return rq_lock(h, *out);
+	return sched_rq_lock(h, *out);
 }
 
-int rq_lock_ent(struct sched_handle *h, struct sched_ent *e, struct sched_rq **out)
+int sched_rq_lock_ent(struct sched_handle *h, struct sched_ent *e, struct sched_rq **out)
 {
 	for (;;) {
 		uint32_t p = LOAD(e->pcpu);
 		struct sched_rq *rq = dom_rq(h->dom, p);
-		int r = rq_lock(h, rq);
+		int r = sched_rq_lock(h, rq);
 
 		if (r)
 			return r;

@@ -8,8 +8,8 @@
 #include "sched/internal.h"
 
 /* After enqueueing wakee id on a busy queue (sched/README.md §2.10). */
-bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
-			   uint64_t now_ns)
+bool sched_wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t id,
+				 uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *p = dom_ent(d, id), *c;
@@ -28,11 +28,11 @@ bool wakeup_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint32_t
 	} else {
 		bool protect = !(feat(d, SCHED_FEAT_PREEMPT_SHORT) && p->slice_ns < c->slice_ns);
 
-		if (pick_eevdf_locked(d, rq, protect) == id)
+		if (eevdf_pick_locked(d, rq, protect) == id)
 			preempt = true;
 		else if (feat(d, SCHED_FEAT_RUN_TO_PARITY))
 			c->vprot = vt_min(c->vprot, c->vruntime +
-					  delta_fair(rq_min_slice_locked(d, rq), c->weight));
+					  delta_fair(eevdf_rq_min_slice_locked(d, rq), c->weight));
 	}
 	if (!preempt)
 		return false;
@@ -72,7 +72,7 @@ static bool protected_against(struct sched_domain *d, const struct sched_ent *c,
  * sched_schedule: ending curr's protection for it would be a switch to
  * nobody.
  */
-void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+void sched_tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *c;
@@ -84,18 +84,18 @@ void tick_preempt_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t n
 	for (;;) {
 		if (rq->need_resched || rq->nr_queued <= 1)
 			return;
-		best = pick_eevdf_locked(d, rq, false);
+		best = eevdf_pick_locked(d, rq, false);
 		if (best == rq->curr || best == SCHED_NONE)
 			return;
 		if (!dom_ent(d, best)->delayed)
 			break;
-		finish_delayed_locked(h, rq, best, now_ns);
+		eevdf_finish_delayed_locked(h, rq, best, now_ns);
 	}
 	c = dom_ent(d, rq->curr);
 	if (protected_against(d, c, dom_ent(d, best)->slice_ns))
 		return;
 	c->vprot = c->vruntime;
-	resched_locked(h, rq, now_ns);
+	eevdf_resched_locked(h, rq, now_ns);
 	rq->nr_preemptions++;
 	sched_trace(h, SCHED_TRACE_PREEMPT, rq->index, best, rq->curr, 0, 1, now_ns);
 }
@@ -136,10 +136,10 @@ static bool min_waiting_vruntime(struct sched_domain *d, struct sched_rq *rq, ui
 	struct min_walk w = { .dl = dl, .left = MIN_WALK };
 
 	if (!rq->nr_delayed)
-		return tree_min_vruntime_before(dom_ents(d), rq->root, dl, v);
-	tree_find(dom_ents(d), rq->root, false, min_walk_step, &w);
+		return sched_tree_min_vruntime_before(dom_ents(d), rq->root, dl, v);
+	sched_tree_find(dom_ents(d), rq->root, false, min_walk_step, &w);
 	if (w.left == (unsigned)-1)            /* cut short */
-		return tree_min_vruntime_before(dom_ents(d), rq->root, dl, v);
+		return sched_tree_min_vruntime_before(dom_ents(d), rq->root, dl, v);
 	*v = w.v;
 	return w.found;
 }
@@ -167,17 +167,17 @@ static uint64_t eligible_in_ns(struct sched_domain *d, struct sched_rq *rq,
 		return 0;
 	if (!min_waiting_vruntime(d, rq, c->deadline, &vj))
 		return 0;
-	V = avg_vruntime_peek(d, rq);
+	V = eevdf_avg_vruntime_peek(d, rq);
 	dv = (int64_t)(vj - V);
 	if (dv <= 0)
 		return 0;
-	return wall_ns(dv, rq_weight_locked(d, rq)) + 1000;
+	return wall_ns(dv, eevdf_rq_weight_locked(d, rq)) + 1000;
 }
 
 /* Slice timer: when curr reaches the end of its protection or its deadline
  * (wall = ceil(dv * w / NICE_0)), or an earlier-deadline entity becomes
  * eligible (PREEMPT_ELIGIBLE); none while it runs alone (tickless). */
-void rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
+void sched_rearm_locked(struct sched_handle *h, struct sched_rq *rq, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	uint64_t t = 0;

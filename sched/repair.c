@@ -92,7 +92,7 @@ static bool ent_fields_sane(struct sched_domain *d, struct sched_ent *e, unsigne
 		if (fallback_pcpu < d->nr_pcpus)
 			sched_cpuset_set(&e->allowed, fallback_pcpu);
 		else
-			allowed_copy(d, &e->allowed, NULL);
+			sched_allowed_copy(d, &e->allowed, NULL);
 		fixed = true;
 	}
 	return fixed;
@@ -114,7 +114,8 @@ static int64_t floor_avg(s128 A, uint64_t W)
 /* Stays on rq after the repair: curr, or queued where it may run. */
 static bool stays(struct sched_domain *d, struct sched_rq *rq, uint32_t id, uint32_t st)
 {
-	return id == rq->curr || (st == SCHED_ES_QUEUED && ent_allowed(d, dom_ent(d, id), rq->index));
+	return id == rq->curr ||
+	       (st == SCHED_ES_QUEUED && sched_ent_allowed(d, dom_ent(d, id), rq->index));
 }
 
 static int64_t lag_limit(struct sched_domain *d, const struct sched_ent *e, uint64_t max_slice)
@@ -197,7 +198,7 @@ static uint64_t repair_avg(struct sched_domain *d, struct sched_rq *rq, uint64_t
 	return rq->v0 + (uint64_t)floor_avg(A, W);
 }
 
-void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
+void sched_rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *ents = dom_ents(d);
@@ -244,7 +245,7 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 		st = member_state(d, rq, id);
 		if (st == SCHED_ES_FREE)
 			continue;
-		if (st == SCHED_ES_WAKING && ent_allowed(d, e, rq->index)) {
+		if (st == SCHED_ES_WAKING && sched_ent_allowed(d, e, rq->index)) {
 			if (tail == SCHED_NONE)
 				rq->wake_head = id;
 			else
@@ -274,7 +275,7 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 		nnorm += !e->idle_class && !e->delayed;
 		if (id == rq->curr)
 			continue;
-		tree_insert(ents, &rq->root, id);
+		sched_tree_insert(ents, &rq->root, id);
 		rq->sum_wkey += (s128)e->weight * (int64_t)(e->vruntime - rq->v0);
 		rq->sum_w += e->weight;
 	}
@@ -293,8 +294,8 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 	STORE(rq->nr_normal, nnorm);
 	changed |= nq != old_q || nnorm != old_norm || ndel != old_del || rq->sum_w != old_w || rq->sum_wkey != old_wkey ||
 		   nw != old_wake || old_drain;   /* drained ones are listed again */
-	rq_idle_update_locked(d, rq);
-	avg_vruntime_locked(d, rq);            /* re-centre v0 on V */
+	eevdf_rq_idle_update_locked(d, rq);
+	eevdf_avg_vruntime_locked(d, rq);            /* re-centre v0 on V */
 	if (changed) {
 		/* the host acted on a queue that no longer exists: decide again */
 		rq->need_resched = 1;
@@ -302,13 +303,13 @@ void rq_repair_locked(struct sched_handle *h, struct sched_rq *rq)
 	}
 }
 
-void ent_repair_locked(struct sched_domain *d, struct sched_ent *e)
+void sched_ent_repair_locked(struct sched_domain *d, struct sched_ent *e)
 {
 	int64_t limit;
 
 	ASSERT_HELD(&e->lock);
 	/* Queued, running and waking entities belong to their queue's lock
-	 * (rq_repair_locked); a free slot to the domain lock. A BLOCKED one can
+	 * (sched_rq_repair_locked); a free slot to the domain lock. A BLOCKED one can
 	 * only be left with a weight/vlag pair from two different weights (set
 	 * weight cut between the stores: harmless but unbounded) or a torn
 	 * allowed set. */
@@ -319,7 +320,7 @@ void ent_repair_locked(struct sched_domain *d, struct sched_ent *e)
 	e->vlag = clamp64(e->vlag, limit);
 }
 
-void dom_repair_locked(struct sched_domain *d)
+void sched_dom_repair_locked(struct sched_domain *d)
 {
 	uint32_t head = SCHED_NONE, live = 0;
 

@@ -24,7 +24,7 @@ static bool less(const struct sched_ent *ents, uint32_t a, uint32_t b)
 	return dd < 0 || (dd == 0 && a < b);
 }
 
-void tree_update(struct sched_ent *ents, uint32_t n)
+void sched_tree_update(struct sched_ent *ents, uint32_t n)
 {
 	struct sched_ent *e = &ents[n];
 	int32_t hl = height(ents, e->left), hr = height(ents, e->right);
@@ -51,8 +51,8 @@ static uint32_t rotate_right(struct sched_ent *ents, uint32_t n)
 
 	ents[n].left = ents[l].right;
 	ents[l].right = n;
-	tree_update(ents, n);
-	tree_update(ents, l);
+	sched_tree_update(ents, n);
+	sched_tree_update(ents, l);
 	return l;
 }
 
@@ -62,8 +62,8 @@ static uint32_t rotate_left(struct sched_ent *ents, uint32_t n)
 
 	ents[n].right = ents[r].left;
 	ents[r].left = n;
-	tree_update(ents, n);
-	tree_update(ents, r);
+	sched_tree_update(ents, n);
+	sched_tree_update(ents, r);
 	return r;
 }
 
@@ -71,7 +71,7 @@ static uint32_t rebalance(struct sched_ent *ents, uint32_t n)
 {
 	int32_t bal;
 
-	tree_update(ents, n);
+	sched_tree_update(ents, n);
 	bal = height(ents, ents[n].left) - height(ents, ents[n].right);
 	if (bal > 1) {
 		uint32_t l = ents[n].left;
@@ -92,7 +92,7 @@ static uint32_t insert(struct sched_ent *ents, uint32_t n, uint32_t id)
 {
 	if (n == NIL) {
 		ents[id].left = ents[id].right = NIL;
-		tree_update(ents, id);
+		sched_tree_update(ents, id);
 		return id;
 	}
 	if (less(ents, id, n))
@@ -102,7 +102,7 @@ static uint32_t insert(struct sched_ent *ents, uint32_t n, uint32_t id)
 	return rebalance(ents, n);
 }
 
-void tree_insert(struct sched_ent *ents, uint32_t *root, uint32_t id)
+void sched_tree_insert(struct sched_ent *ents, uint32_t *root, uint32_t id)
 {
 	*root = insert(ents, *root, id);
 }
@@ -139,13 +139,13 @@ static uint32_t remove(struct sched_ent *ents, uint32_t n, uint32_t id)
 	return rebalance(ents, n);
 }
 
-void tree_remove(struct sched_ent *ents, uint32_t *root, uint32_t id)
+void sched_tree_remove(struct sched_ent *ents, uint32_t *root, uint32_t id)
 {
 	*root = remove(ents, *root, id);
 	ents[id].left = ents[id].right = NIL;
 }
 
-uint32_t tree_first(const struct sched_ent *ents, uint32_t n)
+uint32_t sched_tree_first(const struct sched_ent *ents, uint32_t n)
 {
 	if (n == NIL)
 		return NIL;
@@ -157,8 +157,8 @@ uint32_t tree_first(const struct sched_ent *ents, uint32_t n)
 /* Nodes with a deadline before dl are n and its left subtree whenever n's
  * is (the rest of the path goes right), so one root-to-leaf walk sees each
  * qualifying subtree's min_vruntime once. O(log n). */
-bool tree_min_vruntime_before(const struct sched_ent *ents, uint32_t n, uint64_t dl,
-			      uint64_t *v)
+bool sched_tree_min_vruntime_before(const struct sched_ent *ents, uint32_t n, uint64_t dl,
+				    uint64_t *v)
 {
 	bool found = false;
 
@@ -178,8 +178,8 @@ bool tree_min_vruntime_before(const struct sched_ent *ents, uint32_t n, uint64_t
 	return found;
 }
 
-uint32_t tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
-		   bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg)
+uint32_t sched_tree_find(const struct sched_ent *ents, uint32_t root, bool reverse,
+			 bool (*fn)(const struct sched_ent *e, uint32_t id, void *arg), void *arg)
 {
 	uint32_t stack[64];
 	unsigned sp = 0;

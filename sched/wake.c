@@ -63,7 +63,7 @@ static unsigned select_victim(struct sched_domain *d, const struct sched_ent *e,
 		unsigned p = (prev + k) % d->nr_pcpus;
 		uint64_t c;
 
-		if (!ent_allowed(d, e, p))
+		if (!sched_ent_allowed(d, e, p))
 			continue;
 		c = victim_claim(d, e, p);
 		if (c < best_claim) {
@@ -83,7 +83,7 @@ static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, u
 	unsigned nw = (d->nr_pcpus + 63) / 64, pw = prev / 64, pb = prev % 64;
 
 	*idle = true;
-	if (ent_allowed(d, e, prev) && (LOAD(mask[pw]) >> pb) & 1)
+	if (sched_ent_allowed(d, e, prev) && (LOAD(mask[pw]) >> pb) & 1)
 		return prev;
 	for (unsigned k = 0; k <= nw; k++) {
 		unsigned w = (pw + k) % nw;
@@ -101,13 +101,13 @@ static unsigned select_pcpu(struct sched_domain *d, const struct sched_ent *e, u
 	}
 	*idle = false;
 	if ((hint & SCHED_WAKE_SYNC) && feat(d, SCHED_FEAT_IPI_HANDOFF) &&
-	    waker_pcpu < d->nr_pcpus && ent_allowed(d, e, waker_pcpu))
+	    waker_pcpu < d->nr_pcpus && sched_ent_allowed(d, e, waker_pcpu))
 		return waker_pcpu;
 	if (feat(d, SCHED_FEAT_WAKE_VICTIM) && (v = select_victim(d, e, prev)) != SCHED_NONE)
 		return v;
-	if (ent_allowed(d, e, prev))
+	if (sched_ent_allowed(d, e, prev))
 		return prev;
-	return least_loaded_allowed(d, e);
+	return sched_least_loaded_allowed(d, e);
 }
 
 /* A woken entity's placement; its first ever is the initial one (seed 001). */
@@ -116,11 +116,12 @@ static void enqueue_woken_locked(struct sched_handle *h, struct sched_rq *rq, ui
 {
 	bool first = dom_ent(h->dom, id)->never_placed;
 
-	enqueue_locked(h, rq, id, PLACE_WAKEUP | (first ? PLACE_INITIAL : 0), now_ns);
+	ASSERT_HELD(&rq->lock);
+	eevdf_enqueue_locked(h, rq, id, PLACE_WAKEUP | (first ? PLACE_INITIAL : 0), now_ns);
 }
 
-int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
-		    unsigned hint, struct sched_wake_result *res)
+int sched_wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsigned waker_pcpu,
+			  unsigned hint, struct sched_wake_result *res)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_ent *e = dom_ent(d, id);
@@ -139,20 +140,20 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 	if (st == SCHED_ES_QUEUED) {
 		/* A delayed sleeper is requeued where it is. Its final dequeue
 		 * (at a pick) needs only the rq lock: look again under it. */
-		r = rq_lock_ent(h, e, &rq);
+		r = sched_rq_lock_ent(h, e, &rq);
 		if (r)
 			return r;
 		st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
 		res->how = SCHED_WAKE_ALREADY;
 		if (st == SCHED_ES_QUEUED && e->delayed) {
-			update_curr_locked(h, rq, now_ns);
-			requeue_delayed_locked(h, rq, id, now_ns);
+			eevdf_update_curr_locked(h, rq, now_ns);
+			eevdf_requeue_delayed_locked(h, rq, id, now_ns);
 			res->how = SCHED_WAKE_ENQUEUED;
 			res->pcpu = rq->index;
-			res->preempt = wakeup_preempt_locked(h, rq, id, now_ns);
+			res->preempt = sched_wakeup_preempt_locked(h, rq, id, now_ns);
 			if (rq->curr == SCHED_NONE)
 				sched_kick(h, rq->index);
-			rearm_locked(h, rq, now_ns);
+			sched_rearm_locked(h, rq, now_ns);
 		}
 		sched_unlock(&rq->lock);
 		if (st != SCHED_ES_BLOCKED)    /* else: dequeued meanwhile, wake it */
@@ -165,7 +166,7 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 	prev = LOAD(e->pcpu);
 	target = select_pcpu(d, e, prev, waker_pcpu, hint, &idle);
 	rq = dom_rq(d, target);
-	r = rq_lock(h, rq);
+	r = sched_rq_lock(h, rq);
 	if (r)
 		return r;
 	res->pcpu = target;
@@ -180,21 +181,21 @@ int wake_ent_locked(struct sched_handle *h, uint32_t id, uint64_t now_ns, unsign
 		rq->nr_wake++;
 		STORE(e->pcpu, target);
 		STORE(e->state, (uint32_t)SCHED_ES_WAKING);
-		rq_idle_update_locked(d, rq);
+		eevdf_rq_idle_update_locked(d, rq);
 		res->how = SCHED_WAKE_LISTED;
 		sched_trace(h, SCHED_TRACE_WAKE, target, id, target, SCHED_WAKE_LISTED, 0, now_ns);
 		sched_kick(h, target);
 	} else {
-		update_curr_locked(h, rq, now_ns);
+		eevdf_update_curr_locked(h, rq, now_ns);
 		if (prev != target && !e->never_placed)
 			e->nr_migrations++;
 		sched_trace(h, SCHED_TRACE_WAKE, target, id, target, SCHED_WAKE_ENQUEUED, 0, now_ns);
 		enqueue_woken_locked(h, rq, id, now_ns);
 		res->how = SCHED_WAKE_ENQUEUED;
-		res->preempt = wakeup_preempt_locked(h, rq, id, now_ns);
+		res->preempt = sched_wakeup_preempt_locked(h, rq, id, now_ns);
 		if (rq->curr == SCHED_NONE)    /* need-resched is set: start it */
 			sched_kick(h, target);
-		rearm_locked(h, rq, now_ns);
+		sched_rearm_locked(h, rq, now_ns);
 	}
 	sched_unlock(&rq->lock);
 	return 0;
@@ -211,17 +212,17 @@ int sched_wake_hint(struct sched_handle *h, unsigned id, uint64_t now_ns, unsign
 {
 	struct sched_wake_result tmp;
 	struct sched_ent *e;
-	int r = check_id(h, id);
+	int r = sched_check_id(h, id);
 
 	if (r)
 		return r;
 	if (!res)
 		res = &tmp;
 	e = dom_ent(h->dom, id);
-	r = ent_lock(h->dom, e);
+	r = sched_ent_lock(h->dom, e);
 	if (r)
 		return r;
-	r = wake_ent_locked(h, id, now_ns, waker_pcpu, hint, res);
+	r = sched_wake_ent_locked(h, id, now_ns, waker_pcpu, hint, res);
 	sched_unlock(&e->lock);
 	return r;
 }
@@ -230,7 +231,7 @@ int sched_wake_take(struct sched_handle *h, unsigned pcpu)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_rq *rq;
-	int n, r = rq_lock_pcpu(h, pcpu, &rq);
+	int n, r = sched_rq_lock_pcpu(h, pcpu, &rq);
 
 	if (r)
 		return r;
@@ -249,7 +250,7 @@ int sched_wake_take(struct sched_handle *h, unsigned pcpu)
 		/* The pre-2022 order: from here until finish the pCPU looks
 		 * idle with wakeups in flight. */
 		STORE(rq->ttwu_pending, 0u);
-		rq_idle_update_locked(d, rq);
+		eevdf_rq_idle_update_locked(d, rq);
 	}
 	sched_unlock(&rq->lock);
 	return n;
@@ -259,11 +260,11 @@ int sched_wake_finish(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 {
 	struct sched_domain *d = h->dom;
 	struct sched_rq *rq;
-	int n = 0, r = rq_lock_pcpu(h, pcpu, &rq);
+	int n = 0, r = sched_rq_lock_pcpu(h, pcpu, &rq);
 
 	if (r)
 		return r;
-	update_curr_locked(h, rq, now_ns);
+	eevdf_update_curr_locked(h, rq, now_ns);
 	while (rq->drain_head != SCHED_NONE) {
 		uint32_t id = rq->drain_head;
 		struct sched_ent *e = dom_ent(d, id);
@@ -274,16 +275,16 @@ int sched_wake_finish(struct sched_handle *h, unsigned pcpu, uint64_t now_ns)
 		rq->nr_drain--;
 		e->next = SCHED_NONE;
 		enqueue_woken_locked(h, rq, id, now_ns);
-		wakeup_preempt_locked(h, rq, id, now_ns);
+		sched_wakeup_preempt_locked(h, rq, id, now_ns);
 		n++;
 	}
 	/* After the enqueue, never before (seed 002). Wakers that pushed since
 	 * take still have theirs in flight: keep the flag for them. */
 	if (rq->wake_head == SCHED_NONE && LOAD(rq->ttwu_pending)) {
 		STORE(rq->ttwu_pending, 0u);
-		rq_idle_update_locked(d, rq);
+		eevdf_rq_idle_update_locked(d, rq);
 	}
-	rearm_locked(h, rq, now_ns);
+	sched_rearm_locked(h, rq, now_ns);
 	sched_unlock(&rq->lock);
 	return n;
 }
@@ -305,14 +306,14 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 	struct sched_ent *e;
 	struct sched_rq *rq;
 	uint32_t st;
-	int r = check_id(h, id);
+	int r = sched_check_id(h, id);
 
 	if (r)
 		return r;
-	if (!allowed || !allowed_copy(d, &set, allowed))
+	if (!allowed || !sched_allowed_copy(d, &set, allowed))
 		return -EINVAL;
 	e = dom_ent(d, id);
-	r = ent_lock(h->dom, e);
+	r = sched_ent_lock(h->dom, e);
 	if (r)
 		return r;
 	if (LOAD(e->state) == SCHED_ES_FREE) {
@@ -322,52 +323,52 @@ int sched_set_allowed(struct sched_handle *h, unsigned id, const struct sched_cp
 	for (;;) {
 		struct sched_rq *dst;
 
-		r = rq_lock_ent(h, e, &rq);
+		r = sched_rq_lock_ent(h, e, &rq);
 		if (r)
 			goto out;
 		st = LOAD(e->state);
 		if (st != SCHED_ES_QUEUED || sched_cpuset_test(&set, rq->index))
 			break;
 		if (e->delayed) {              /* asleep: just finish the dequeue */
-			update_curr_locked(h, rq, now_ns);
-			dequeue_locked(h, rq, id, true, now_ns);
+			eevdf_update_curr_locked(h, rq, now_ns);
+			eevdf_dequeue_locked(h, rq, id, true, now_ns);
 			STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 			e->allowed = set;
-			rearm_locked(h, rq, now_ns);
+			sched_rearm_locked(h, rq, now_ns);
 			sched_unlock(&rq->lock);
 			goto out;
 		}
 		/* Queued where it may no longer run: change the set and move it
 		 * in one critical section, so it is never seen queued there. */
-		dst = dom_rq(d, least_loaded_in(d, &set));
+		dst = dom_rq(d, sched_least_loaded_in(d, &set));
 		sched_unlock(&rq->lock);
-		r = rq_lock2(h, rq, dst);
+		r = sched_rq_lock2(h, rq, dst);
 		if (r)
 			goto out;
 		if (LOAD(e->pcpu) != rq->index || LOAD(e->state) != SCHED_ES_QUEUED) {
-			rq_unlock2(rq, dst);
+			sched_rq_unlock2(rq, dst);
 			continue;              /* moved or picked meanwhile */
 		}
 		e->allowed = set;
-		migrate_locked(h, rq, dst, id, now_ns);
-		settle_moved_locked(h, rq, dst, id, now_ns);
-		rq_unlock2(rq, dst);
+		eevdf_migrate_locked(h, rq, dst, id, now_ns);
+		eevdf_settle_moved_locked(h, rq, dst, id, now_ns);
+		sched_rq_unlock2(rq, dst);
 		goto out;
 	}
 	e->allowed = set;
-	if (ent_allowed(d, e, rq->index) || st == SCHED_ES_BLOCKED) {
+	if (sched_ent_allowed(d, e, rq->index) || st == SCHED_ES_BLOCKED) {
 		sched_unlock(&rq->lock);
 	} else if (st == SCHED_ES_RUNNING) {   /* moves at its next switch */
-		resched_locked(h, rq, now_ns);
+		eevdf_resched_locked(h, rq, now_ns);
 		sched_kick(h, rq->index);
 		sched_unlock(&rq->lock);
 	} else {                               /* WAKING: choose again */
 		struct sched_wake_result res;
 
-		wake_unlink_locked(d, rq, id);
+		sched_wake_unlink_locked(d, rq, id);
 		STORE(e->state, (uint32_t)SCHED_ES_BLOCKED);
 		sched_unlock(&rq->lock);
-		r = wake_ent_locked(h, id, now_ns, SCHED_NONE, 0, &res);
+		r = sched_wake_ent_locked(h, id, now_ns, SCHED_NONE, 0, &res);
 	}
 out:
 	sched_unlock(&e->lock);

@@ -11,12 +11,12 @@ int io_policy_init(struct io_policy *p, bool strict)
 {
 	memset(p, 0, sizeof(*p));
 	p->strict = strict;
-	return -pthread_mutex_init(&p->lock, NULL);
+	return mutex_init(&p->lock);
 }
 
 void io_policy_destroy(struct io_policy *p)
 {
-	pthread_mutex_destroy(&p->lock);
+	mutex_destroy(&p->lock);
 }
 
 void io_access_describe(char *buf, size_t buflen, enum io_space space,
@@ -31,7 +31,7 @@ bool io_policy_first_seen(struct io_policy *p, enum io_space space, uint64_t add
 {
 	bool first = true, overflow_now = false;
 
-	pthread_mutex_lock(&p->lock);
+	mutex_lock(&p->lock);
 	for (unsigned i = 0; i < p->nr_seen; i++)
 		if (p->seen[i].space == space && p->seen[i].addr == addr) {
 			first = false;
@@ -49,7 +49,7 @@ bool io_policy_first_seen(struct io_policy *p, enum io_space space, uint64_t add
 			p->overflowed = true;
 		}
 	}
-	pthread_mutex_unlock(&p->lock);
+	mutex_unlock(&p->lock);
 	if (overflow_now)
 		log_info("more than %u unhandled I/O addresses; not logging further ones",
 			 IO_POLICY_SEEN_MAX);

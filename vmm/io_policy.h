@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 
 enum io_space { IO_SPACE_PIO, IO_SPACE_MMIO };
@@ -21,7 +22,7 @@ enum io_space { IO_SPACE_PIO, IO_SPACE_MMIO };
 #define IO_POLICY_SEEN_MAX 128
 
 struct io_policy {
-	pthread_mutex_t lock;        /* guards nr_seen, seen[], overflowed */
+	struct mutex lock;        /* guards nr_seen, seen[], overflowed */
 	bool strict;
 	unsigned nr_seen;
 	bool overflowed;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,22 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+
+int kvm_ioctl(int fd, unsigned long req, void *arg, const char *fmt, ...)
+{
+	char label[96];
+	va_list ap;
+	int r = ioctl(fd, req, arg), e;
+
+	if (r >= 0)
+		return r;
+	e = errno;
+	va_start(ap, fmt);
+	vsnprintf(label, sizeof(label), fmt, ap);
+	va_end(ap);
+	log_error("%s: %s", label, strerror(e));
+	return -e;
+}
 
 int kvm_check_cap(int fd, unsigned long cap)
 {

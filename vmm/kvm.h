@@ -41,4 +41,13 @@ int kvm_create_vm(const struct kvm *kvm, char *err, size_t errlen);
 /* KVM_CHECK_EXTENSION on `fd` (system or VM): >= 0, or -errno. */
 int kvm_check_cap(int fd, unsigned long cap);
 
+/*
+ * ioctl(fd, req, arg) for a KVM call whose failure is an error worth a
+ * line: logs "<label>: <reason>" (label from fmt, e.g. "vCPU %u:
+ * KVM_SET_REGS") and returns -errno, read before logging can change it.
+ * Otherwise the ioctl's result, 0 for most requests.
+ */
+int kvm_ioctl(int fd, unsigned long req, void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 #endif

@@ -1,10 +1,11 @@
 /*
- * lagvisor's entry point: parse, validate, build the VM step by step, run
+ * lagvisor's entry point: parse, build the VM (vm_build), sandbox, run
  * it, and turn the outcome into the exit status. Only this file exits.
  *
  * Exit status: 2 for bad input (options, files, sizes, a file that is not
- * a kernel), 1 for runtime failures (no KVM, a KVM call failing, a guest
- * crash), otherwise what the VM ended with (vm_run).
+ * a kernel: what vm_build calls bad input), 1 for runtime failures (no
+ * KVM, a KVM call failing, a guest crash), otherwise what the VM ended
+ * with (vm_run).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 #include "common/log.h"
 #include "vmm/cli.h"
 #include "vmm/config.h"
-#include "vmm/kvm.h"
 #include "vmm/seccomp.h"
 #include "vmm/stat.h"
 #include "vmm/vm.h"
@@ -34,53 +34,25 @@ static uint64_t domain_keep_caps(struct vm *vm)
 
 static int run(const struct vm_config *cfg)
 {
-	struct host_limits limits = { 0 };
 	char err[512] = "";
+	bool bad_input;
 	struct vm vm;
 	int r, code;
 
-	config_read_host_mem(&limits);
-	if (config_validate(cfg, &limits, err, sizeof(err)) ||
-	    config_check_files(cfg, err, sizeof(err))) {
+	if (vm_build(&vm, cfg, &bad_input, err, sizeof(err))) {
 		log_error("%s", err);
-		return EXIT_USAGE;
+		return bad_input ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	r = vm_init(&vm, cfg);
-	if (r) {
-		log_error("cannot set up the VM: %s", strerror(-r));
-		return EXIT_RUNTIME;
-	}
-	code = EXIT_RUNTIME;
-	if (vm_map_memory(&vm, err, sizeof(err)))
-		goto fail;
-	/* A file that is not a kernel is bad input, found before KVM is
-	 * needed (so it is reported the same on a host without KVM). */
-	if (vm_load_kernel(&vm, err, sizeof(err))) {
-		code = EXIT_USAGE;
-		goto fail;
-	}
-	if (kvm_open(&vm.kvm, cfg->irqchip, err, sizeof(err)))
-		goto fail;
-	limits.max_cpus = vm.kvm.max_cpus;
-	if (config_validate(cfg, &limits, err, sizeof(err))) {
-		code = EXIT_USAGE;
-		goto fail;
-	}
-	if (vm_create(&vm, err, sizeof(err)))
-		goto fail;
 	r = seccomp_configure(!cfg->no_seccomp, domain_keep_caps(&vm));
 	if (r) {
-		snprintf(err, sizeof(err), "seccomp: %s", strerror(-r));
-		goto fail;
+		log_error("seccomp: %s", strerror(-r));
+		vm_destroy(&vm);
+		return EXIT_RUNTIME;
 	}
 	vm.seccomp_main = SECCOMP_ROLE_MAIN;
 	log_info("booting %s (%s) on %u vCPU(s)", cfg->kernel_path,
 		 vm.boot.format ? vm.boot.format : "kernel", cfg->nr_cpus);
 	code = vm_run(&vm);
-	vm_destroy(&vm);
-	return code;
-fail:
-	log_error("%s", err[0] ? err : "unknown error");
 	vm_destroy(&vm);
 	return code;
 }

@@ -21,8 +21,7 @@ static void timer_set(struct sched_bind_vcpu *v, uint64_t t)
 	if (!v->has_timer || t == v->armed_ns)
 		return;
 	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = (time_t)(t / 1000000000ull);
-	its.it_value.tv_nsec = (long)(t % 1000000000ull);
+	its.it_value = clock_ns_to_timespec(t);
 	timer_settime(v->timer, TIMER_ABSTIME, &its, NULL);
 	v->armed_ns = t;
 }
@@ -239,8 +238,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns, bool parked_tol
 		if (b->shm->fd >= 0 && sched_shm_nr_members(b->shm) > 1 &&
 		    (!until || until > now + b->reap_period_ns))
 			until = now + b->reap_period_ns;
-		ts.tv_sec = (time_t)(until / 1000000000ull);
-		ts.tv_nsec = (long)(until % 1000000000ull);
+		ts = clock_ns_to_timespec(until);
 		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time */
 		if (v->parked && !parked_told) {
 			v->parked(v->opaque, __atomic_load_n(&vs->runnable_since_ns,

@@ -477,8 +477,7 @@ int stat_main(int argc, char *const argv[])
 			break;
 		if (ferror(stdout))
 			break;
-		struct timespec ts = { .tv_sec = (time_t)(o.interval_ns / 1000000000ull),
-				       .tv_nsec = (long)(o.interval_ns % 1000000000ull) };
+		struct timespec ts = clock_ns_to_timespec(o.interval_ns);
 		nanosleep(&ts, NULL);
 	}
 	free(prev);

@@ -70,7 +70,7 @@ int trace_writer_open(struct trace_writer *t, const char *path, unsigned nr_pcpu
 	}
 	t->nr_pcpus = nr_pcpus;
 	t->shm = shm;
-	pthread_mutex_init(&t->lock, NULL);
+	mutex_init(&t->lock);
 	fputs("[\n", t->f);
 	emit(t, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
 	     "\"args\":{\"name\":\"lagvisor scheduling domain\"}}");
@@ -120,7 +120,7 @@ void trace_writer_event(void *arg, const struct sched_trace_event *ev)
 
 	if (!t->f || ev->pcpu >= t->nr_pcpus)
 		return;
-	pthread_mutex_lock(&t->lock);
+	mutex_lock(&t->lock);
 	switch (ev->type) {
 	case SCHED_TRACE_SWITCH:
 		end_slice(t, ev->pcpu, ev->now_ns);
@@ -150,7 +150,7 @@ void trace_writer_event(void *arg, const struct sched_trace_event *ev)
 	default:
 		break;
 	}
-	pthread_mutex_unlock(&t->lock);
+	mutex_unlock(&t->lock);
 }
 
 int trace_writer_close(struct trace_writer *t, uint64_t now_ns)
@@ -159,7 +159,7 @@ int trace_writer_close(struct trace_writer *t, uint64_t now_ns)
 
 	if (!t->f)
 		return 0;
-	pthread_mutex_lock(&t->lock);
+	mutex_lock(&t->lock);
 	for (unsigned i = 0; i < t->nr_pcpus; i++)
 		end_slice(t, i, now_ns);
 	if (fputs("\n]\n", t->f) < 0 && !t->error)
@@ -167,8 +167,8 @@ int trace_writer_close(struct trace_writer *t, uint64_t now_ns)
 	if (fclose(t->f) && !t->error)
 		t->error = -errno;
 	t->f = NULL;
-	pthread_mutex_unlock(&t->lock);
-	pthread_mutex_destroy(&t->lock);
+	mutex_unlock(&t->lock);
+	mutex_destroy(&t->lock);
 	free(t->curr);
 	free(t->since_ns);
 	t->curr = NULL;

@@ -19,13 +19,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/mutex.h"
 #include "sched/sched.h"
 
 struct sched_shm;
 
 struct trace_writer {
 	FILE *f;
-	pthread_mutex_t lock;
+	struct mutex lock;
 	const struct sched_shm *shm;   /* names: vCPU index and pid; may be NULL */
 	unsigned nr_pcpus;
 	uint32_t *curr;                /* per pCPU: entity running since since_ns */

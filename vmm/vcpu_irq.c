@@ -63,17 +63,6 @@ void vcpu_irq_destroy(struct vcpu *v)
 	q->lapic_ok = false;
 }
 
-static int vcpu_ioctl(struct vcpu *v, unsigned long req, void *arg, const char *name)
-{
-	if (ioctl(v->fd, req, arg) < 0) {
-		int e = errno;
-
-		log_error("vCPU %u: %s: %s", v->index, name, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
 /* IA32_APIC_BASE bits at and above the guest's MAXPHYADDR (CPUID
  * 0x80000008 EAX[7:0], set by x86_vcpu_init) #GP, as on hardware. */
 static void guest_phys_bits_to_lapic(struct vcpu *v)
@@ -129,9 +118,9 @@ int vcpu_irq_thread_init(struct vcpu *v)
 	guest_phys_bits_to_lapic(v);
 	/* KVM's state right after creation is the architectural reset state:
 	 * a later INIT goes back to it. */
-	r = vcpu_ioctl(v, KVM_GET_SREGS, &q->reset_sregs, "KVM_GET_SREGS");
+	r = kvm_ioctl(v->fd, KVM_GET_SREGS, &q->reset_sregs, "vCPU %u: KVM_GET_SREGS", v->index);
 	if (!r)
-		r = vcpu_ioctl(v, KVM_GET_REGS, &q->reset_regs, "KVM_GET_REGS");
+		r = kvm_ioctl(v->fd, KVM_GET_REGS, &q->reset_regs, "vCPU %u: KVM_GET_REGS", v->index);
 	steal_time_init(&q->steal);
 	return r;
 }
@@ -147,8 +136,7 @@ static void futex_wait_until(uint32_t *word, uint32_t val, uint64_t deadline_ns)
 	struct timespec ts, *tp = NULL;
 
 	if (deadline_ns != LAPIC_NO_DEADLINE) {
-		ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
-		ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
+		ts = clock_ns_to_timespec(deadline_ns);
 		tp = &ts;
 	}
 	syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, val, tp, NULL,
@@ -222,10 +210,10 @@ static bool has_wake_event(struct lapic *l, enum wake_on on)
 	if (on == WAKE_ANY)
 		return lapic_has_event(l);
 	/* The fields are the LAPIC's own; read under its lock as lapic.c does. */
-	pthread_mutex_lock(&l->lock);
+	mutex_lock(&l->lock);
 	r = l->init_pending || l->sipi_pending ||
 	    (on == WAKE_UNMASKABLE && l->nmi_pending);
-	pthread_mutex_unlock(&l->lock);
+	mutex_unlock(&l->lock);
 	return r;
 }
 
@@ -393,8 +381,8 @@ static int wait_for_sipi(struct vcpu *v)
 			break;
 	}
 	if (q->entered &&
-	    (vcpu_ioctl(v, KVM_SET_SREGS, &q->reset_sregs, "KVM_SET_SREGS") ||
-	     vcpu_ioctl(v, KVM_SET_REGS, &q->reset_regs, "KVM_SET_REGS")))
+	    (kvm_ioctl(v->fd, KVM_SET_SREGS, &q->reset_sregs, "vCPU %u: KVM_SET_SREGS", v->index) ||
+	     kvm_ioctl(v->fd, KVM_SET_REGS, &q->reset_regs, "vCPU %u: KVM_SET_REGS", v->index)))
 		return VCPU_STOP;
 	if (x86_vcpu_sipi(v->fd, vector))
 		return VCPU_STOP;
@@ -412,10 +400,8 @@ static void arm_host_timer(struct vcpu *v, uint64_t dl)
 	if (dl == q->host_timer_ns || !q->host_timer_ok)
 		return;
 	memset(&its, 0, sizeof(its));
-	if (dl != LAPIC_NO_DEADLINE) {
-		its.it_value.tv_sec = (time_t)(dl / 1000000000ull);
-		its.it_value.tv_nsec = (long)(dl % 1000000000ull);
-	}
+	if (dl != LAPIC_NO_DEADLINE)
+		its.it_value = clock_ns_to_timespec(dl);
 	if (timer_settime(q->host_timer, TIMER_ABSTIME, &its, NULL))
 		log_once(LOG_WARN, "vCPU %u: timer_settime: %s", v->index, strerror(errno));
 	else

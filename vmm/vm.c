@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
@@ -34,15 +35,15 @@ int vm_init(struct vm *vm, const struct vm_config *cfg)
 	r = io_policy_init(&vm->io, cfg->strict_io);
 	if (r)
 		return r;
-	r = pthread_mutex_init(&vm->lock, NULL);
+	r = mutex_init(&vm->lock);
 	if (!r) {
-		r = pthread_cond_init(&vm->cond, NULL);
+		r = -pthread_cond_init(&vm->cond, NULL);
 		if (r)
-			pthread_mutex_destroy(&vm->lock);
+			mutex_destroy(&vm->lock);
 	}
 	if (r)
 		io_policy_destroy(&vm->io);
-	return -r;
+	return r;
 }
 
 int vm_map_memory(struct vm *vm, char *err, size_t errlen)
@@ -165,6 +166,7 @@ int vm_create(struct vm *vm, char *err, size_t errlen)
 
 static void vm_stop_locked(struct vm *vm, int exit_code)
 {
+	MUTEX_ASSERT_HELD(&vm->lock);
 	if (!vm->stopping) {
 		vm->exit_code = exit_code;
 		__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
@@ -176,9 +178,9 @@ static void vm_stop_locked(struct vm *vm, int exit_code)
 
 void vm_stop(struct vm *vm, int exit_code)
 {
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	vm_stop_locked(vm, exit_code);
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 }
 
 bool vm_guest_reset(struct vm *vm)
@@ -202,19 +204,17 @@ bool vm_vcpu_ready(struct vm *vm, bool ok)
 {
 	bool go;
 
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	if (!ok)
 		vm_stop_locked(vm, 1);
 	vm->nr_ready++;
 	pthread_cond_broadcast(&vm->cond);
 	while (!vm->go && !vm->stopping)
-		pthread_cond_wait(&vm->cond, &vm->lock);
+		mutex_cond_wait(&vm->lock, &vm->cond);
 	go = !vm->stopping;
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	return go;
 }
-
-static struct timespec deadline_ms(long ms);
 
 bool vm_pause_requested(struct vm *vm)
 {
@@ -223,21 +223,21 @@ bool vm_pause_requested(struct vm *vm)
 
 void vm_vcpu_park(struct vm *vm)
 {
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	vm->nr_parked++;
 	pthread_cond_broadcast(&vm->cond);
 	while (vm->paused && !vm->stopping)
-		pthread_cond_wait(&vm->cond, &vm->lock);
+		mutex_cond_wait(&vm->lock, &vm->cond);
 	vm->nr_parked--;
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 }
 
 void vm_vcpu_count_parked(struct vm *vm, int delta)
 {
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	vm->nr_parked += (unsigned)delta;
 	pthread_cond_broadcast(&vm->cond);
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 }
 
 int vm_pause(struct vm *vm)
@@ -245,15 +245,15 @@ int vm_pause(struct vm *vm)
 	long waited = 0;
 	int r = 0;
 
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	__atomic_store_n(&vm->paused, true, __ATOMIC_RELEASE);
 	/* Before go, no vCPU has entered the guest: each parks on its way in. */
 	while (vm->go && !vm->stopping && vm->nr_parked < vm->nr_ready) {
-		struct timespec ts = deadline_ms(VM_KICK_PERIOD_MS);
+		struct timespec ts = clock_cond_deadline_ms(VM_KICK_PERIOD_MS);
 
 		for (unsigned i = 0; i < vm->nr_vcpus; i++)
 			vcpu_kick(&vm->vcpus[i]);
-		if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT &&
+		if (mutex_cond_timedwait(&vm->lock, &vm->cond, &ts) == -ETIMEDOUT &&
 		    (waited += VM_KICK_PERIOD_MS) >= VM_PAUSE_TIMEOUT_MS) {
 			log_warn("pause: %u of %u vCPUs did not stop in %d ms",
 				 vm->nr_ready - vm->nr_parked, vm->nr_ready,
@@ -262,16 +262,16 @@ int vm_pause(struct vm *vm)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	return r;
 }
 
 void vm_resume(struct vm *vm)
 {
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	__atomic_store_n(&vm->paused, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&vm->cond);
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	/* vCPUs paused inside the scheduler (vcpu_pause_park) wait for a
 	 * wake; the flag is clear first, so none blocks again. */
 	for (unsigned i = 0; vm->sched_on && i < vm->nr_vcpus; i++)
@@ -280,42 +280,28 @@ void vm_resume(struct vm *vm)
 
 void vm_vcpu_set_tid(struct vm *vm, struct vcpu *v, pid_t tid)
 {
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	v->tid = tid;
 	pthread_cond_broadcast(&vm->cond);
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 }
 
 int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms)
 {
-	struct timespec ts = deadline_ms(timeout_ms);
+	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
 	if (n > vm->nr_vcpus)
 		return -EINVAL;
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	for (unsigned i = 0; i < n && !r; i++) {
 		while (!vm->vcpus[i].tid && !r)
-			if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT)
+			if (mutex_cond_timedwait(&vm->lock, &vm->cond, &ts) == -ETIMEDOUT)
 				r = -ETIMEDOUT;
 		tids[i] = vm->vcpus[i].tid;
 	}
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	return r;
-}
-
-static struct timespec deadline_ms(long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
 }
 
 /* Kick every vCPU out of KVM_RUN and join it, re-kicking until it leaves. */
@@ -328,7 +314,7 @@ static void vm_join_vcpus(struct vm *vm)
 		long waited = 0;
 
 		while (v->started && !v->joined) {
-			struct timespec ts = deadline_ms(VM_KICK_PERIOD_MS);
+			struct timespec ts = clock_cond_deadline_ms(VM_KICK_PERIOD_MS);
 			int r = pthread_timedjoin_np(v->thread, NULL, &ts);
 
 			if (r == 0) {
@@ -380,14 +366,14 @@ int vm_run(struct vm *vm)
 			break;
 		}
 	}
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	while (!vm->stopping && vm->nr_ready < started)
-		pthread_cond_wait(&vm->cond, &vm->lock);
+		mutex_cond_wait(&vm->lock, &vm->cond);
 	if (!vm->stopping) {
 		vm->go = true;
 		pthread_cond_broadcast(&vm->cond);
 	}
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	/* Every thread is set up: this one only waits, joins and tears down. */
 	r = seccomp_thread_enter((enum seccomp_role)vm->seccomp_main);
 	if (r) {
@@ -395,10 +381,10 @@ int vm_run(struct vm *vm)
 			  strerror(-r));
 		vm_stop(vm, 1);
 	}
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	while (!vm->stopping)
-		pthread_cond_wait(&vm->cond, &vm->lock);
-	pthread_mutex_unlock(&vm->lock);
+		mutex_cond_wait(&vm->lock, &vm->cond);
+	mutex_unlock(&vm->lock);
 
 	vm_join_vcpus(vm);
 	iothread_stop(&vm->iothread);
@@ -430,5 +416,5 @@ void vm_destroy(struct vm *vm)
 	guest_mem_unmap(&vm->mem);
 	io_policy_destroy(&vm->io);
 	pthread_cond_destroy(&vm->cond);
-	pthread_mutex_destroy(&vm->lock);
+	mutex_destroy(&vm->lock);
 }

@@ -6,7 +6,8 @@
  *
  * Lifecycle: vm_init -> vm_map_memory -> vm_load_kernel -> kvm_open(&vm->kvm)
  * -> vm_create -> vm_run -> vm_destroy. vm_destroy is safe after any prefix
- * of that sequence.
+ * of that sequence. vm_build runs the steps up to vm_create, with the
+ * config checks around them.
  */
 #ifndef LAGVISOR_VMM_VM_H
 #define LAGVISOR_VMM_VM_H
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/mutex.h"
 #include "devices/bus.h"
 #include "vmm/config.h"
 #include "vmm/console.h"
@@ -60,7 +62,7 @@ struct vm {
 	 * whose main thread has its own. */
 	int seccomp_main;
 
-	pthread_mutex_t lock;          /* guards the fields below */
+	struct mutex lock;             /* guards the fields below */
 	pthread_cond_t cond;           /* signalled whenever one changes */
 	unsigned nr_ready;             /* vCPU threads done with their setup */
 	bool go;                       /* every vCPU is ready: enter the guest */
@@ -71,6 +73,16 @@ struct vm {
 	unsigned nr_parked;            /* vCPU threads parked now */
 	int exit_code;                 /* set by the first vm_stop */
 };
+
+/*
+ * Check `cfg` against this host (memory, files, KVM's vCPU limit) and
+ * build the VM up to vm_create, ready for vm_run (vm_build.c says why in
+ * this order). Returns 0, or -errno with one line in err, the VM destroyed
+ * (nothing to undo) and *bad_input saying whether the cause was the input
+ * (options, files, a file that is not a kernel) rather than the host.
+ */
+int vm_build(struct vm *vm, const struct vm_config *cfg, bool *bad_input,
+	     char *err, size_t errlen);
 
 /* Empty VM for `cfg` (kept by pointer). Returns 0 or -errno. */
 int vm_init(struct vm *vm, const struct vm_config *cfg);

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/compiler.h"
 #include "common/log.h"
 #include "vmm/irqchip_user.h"
@@ -61,16 +62,6 @@ struct msrs_one {
 	struct kvm_msr_entry e;
 };
 
-static int xioctl(int fd, unsigned long req, void *arg, const char *what, unsigned cpu)
-{
-	if (ioctl(fd, req, arg) >= 0)
-		return 0;
-	int e = errno;
-
-	log_error("reset: vCPU %u: %s: %s", cpu, what, strerror(e));
-	return -e;
-}
-
 /*
  * With --irqchip user KVM has no LAPIC (KVM_GET_LAPIC fails) and keeps
  * every vCPU RUNNABLE (an AP's wait for SIPI is lagvisor's): the LAPICs
@@ -81,15 +72,14 @@ static int vcpu_take(struct vcpu *v, struct vcpu_snapshot *s)
 	int fd = v->fd, r;
 	bool kern = !v->user_irqchip;
 
-	if ((r = xioctl(fd, KVM_GET_REGS, &s->regs, "KVM_GET_REGS", v->index)) ||
-	    (r = xioctl(fd, KVM_GET_SREGS, &s->sregs, "KVM_GET_SREGS", v->index)) ||
-	    (r = xioctl(fd, KVM_GET_FPU, &s->fpu, "KVM_GET_FPU", v->index)) ||
+	if ((r = kvm_ioctl(fd, KVM_GET_REGS, &s->regs, "reset: vCPU %u: KVM_GET_REGS", v->index)) ||
+	    (r = kvm_ioctl(fd, KVM_GET_SREGS, &s->sregs, "reset: vCPU %u: KVM_GET_SREGS", v->index)) ||
+	    (r = kvm_ioctl(fd, KVM_GET_FPU, &s->fpu, "reset: vCPU %u: KVM_GET_FPU", v->index)) ||
 	    (kern &&
-	     (r = xioctl(fd, KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC", v->index))) ||
+	     (r = kvm_ioctl(fd, KVM_GET_LAPIC, &s->lapic, "reset: vCPU %u: KVM_GET_LAPIC", v->index))) ||
 	    (kern &&
-	     (r = xioctl(fd, KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE", v->index))) ||
-	    (r = xioctl(fd, KVM_GET_VCPU_EVENTS, &s->events, "KVM_GET_VCPU_EVENTS",
-			v->index)))
+	     (r = kvm_ioctl(fd, KVM_GET_MP_STATE, &s->mp, "reset: vCPU %u: KVM_GET_MP_STATE", v->index))) ||
+	    (r = kvm_ioctl(fd, KVM_GET_VCPU_EVENTS, &s->events, "reset: vCPU %u: KVM_GET_VCPU_EVENTS", v->index)))
 		return r;
 	s->has_xcrs = ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0;
 	for (size_t i = 0; i < ARRAY_SIZE(reset_msrs); i++) {
@@ -114,17 +104,16 @@ static int vcpu_put(struct vcpu *v, const struct vcpu_snapshot *s)
 
 	/* sregs (modes) before regs; the LAPIC before the MP state that
 	 * refers to it; events last, clearing anything pending. */
-	if ((r = xioctl(fd, KVM_SET_SREGS, &c.sregs, "KVM_SET_SREGS", v->index)) ||
-	    (r = xioctl(fd, KVM_SET_REGS, &c.regs, "KVM_SET_REGS", v->index)) ||
-	    (r = xioctl(fd, KVM_SET_FPU, &c.fpu, "KVM_SET_FPU", v->index)) ||
+	if ((r = kvm_ioctl(fd, KVM_SET_SREGS, &c.sregs, "reset: vCPU %u: KVM_SET_SREGS", v->index)) ||
+	    (r = kvm_ioctl(fd, KVM_SET_REGS, &c.regs, "reset: vCPU %u: KVM_SET_REGS", v->index)) ||
+	    (r = kvm_ioctl(fd, KVM_SET_FPU, &c.fpu, "reset: vCPU %u: KVM_SET_FPU", v->index)) ||
 	    (c.has_xcrs &&
-	     (r = xioctl(fd, KVM_SET_XCRS, &c.xcrs, "KVM_SET_XCRS", v->index))) ||
+	     (r = kvm_ioctl(fd, KVM_SET_XCRS, &c.xcrs, "reset: vCPU %u: KVM_SET_XCRS", v->index))) ||
 	    (kern &&
-	     (r = xioctl(fd, KVM_SET_LAPIC, &c.lapic, "KVM_SET_LAPIC", v->index))) ||
+	     (r = kvm_ioctl(fd, KVM_SET_LAPIC, &c.lapic, "reset: vCPU %u: KVM_SET_LAPIC", v->index))) ||
 	    (kern &&
-	     (r = xioctl(fd, KVM_SET_MP_STATE, &c.mp, "KVM_SET_MP_STATE", v->index))) ||
-	    (r = xioctl(fd, KVM_SET_VCPU_EVENTS, &c.events, "KVM_SET_VCPU_EVENTS",
-			v->index)))
+	     (r = kvm_ioctl(fd, KVM_SET_MP_STATE, &c.mp, "reset: vCPU %u: KVM_SET_MP_STATE", v->index))) ||
+	    (r = kvm_ioctl(fd, KVM_SET_VCPU_EVENTS, &c.events, "reset: vCPU %u: KVM_SET_VCPU_EVENTS", v->index)))
 		return r;
 	memset(&m, 0, sizeof(m));
 	m.hdr.nmsrs = c.nr_msrs;
@@ -140,23 +129,16 @@ static int vcpu_put(struct vcpu *v, const struct vcpu_snapshot *s)
 /* Every vCPU thread has done its setup and parked (vm_vcpu_park). */
 static int wait_all_parked(struct vm *vm, int timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&vm->lock);
+	mutex_lock(&vm->lock);
 	while (!r && !vm->stopping && vm->nr_parked < vm->nr_vcpus)
-		if (pthread_cond_timedwait(&vm->cond, &vm->lock, &ts) == ETIMEDOUT)
+		if (mutex_cond_timedwait(&vm->lock, &vm->cond, &ts) == -ETIMEDOUT)
 			r = -ETIMEDOUT;
 	if (vm->stopping)
 		r = -ESHUTDOWN;
-	pthread_mutex_unlock(&vm->lock);
+	mutex_unlock(&vm->lock);
 	return r;
 }
 
@@ -176,12 +158,12 @@ int vm_snapshot_take(struct vm *vm, int timeout_ms, struct vm_snapshot **out)
 	s->kernel_irqchip = vm->cfg->irqchip == IRQCHIP_KERNEL;
 	for (unsigned i = 0; s->kernel_irqchip && i < 3; i++) {
 		s->chips[i].chip_id = i;
-		r = xioctl(vm->fd, KVM_GET_IRQCHIP, &s->chips[i], "KVM_GET_IRQCHIP", 0);
+		r = kvm_ioctl(vm->fd, KVM_GET_IRQCHIP, &s->chips[i], "reset: KVM_GET_IRQCHIP");
 		if (r)
 			goto fail;
 	}
 	if (s->kernel_irqchip)
-		r = xioctl(vm->fd, KVM_GET_PIT2, &s->pit, "KVM_GET_PIT2", 0);
+		r = kvm_ioctl(vm->fd, KVM_GET_PIT2, &s->pit, "reset: KVM_GET_PIT2");
 	for (unsigned i = 0; !r && i < vm->nr_vcpus; i++)
 		r = vcpu_take(&vm->vcpus[i], &s->vcpus[i]);
 	if (r)
@@ -220,13 +202,13 @@ int vm_reset(struct vm *vm, const struct vm_snapshot *s, char *err, size_t errle
 	for (unsigned i = 0; s->kernel_irqchip && i < 3; i++) {
 		struct kvm_irqchip chip = s->chips[i];
 
-		if ((r = xioctl(vm->fd, KVM_SET_IRQCHIP, &chip, "KVM_SET_IRQCHIP", 0)))
+		if ((r = kvm_ioctl(vm->fd, KVM_SET_IRQCHIP, &chip, "reset: KVM_SET_IRQCHIP")))
 			goto fail;
 	}
 	if (s->kernel_irqchip) {
 		struct kvm_pit_state2 pit = s->pit;
 
-		if ((r = xioctl(vm->fd, KVM_SET_PIT2, &pit, "KVM_SET_PIT2", 0)))
+		if ((r = kvm_ioctl(vm->fd, KVM_SET_PIT2, &pit, "reset: KVM_SET_PIT2")))
 			goto fail;
 	}
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)

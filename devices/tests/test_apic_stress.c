@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "devices/ioapic.h"
 #include "apic_fixture.h"
 
@@ -135,13 +136,11 @@ static void finish(void)
 /* Wait (spinning politely) until *counter reaches n; false on timeout. */
 static bool wait_count(unsigned *counter, unsigned n)
 {
-	struct timespec t0, t;
+	uint64_t t0 = clock_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < n) {
 		sched_yield();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > HALT_TIMEOUT_S)
+		if (clock_now_ns() - t0 > HALT_TIMEOUT_S * CLOCK_NS_PER_SEC)
 			return false;
 	}
 	return true;
@@ -200,10 +199,8 @@ static void *vcpu_thread(void *arg)
 		pthread_mutex_lock(&v->m);
 		v->halts++;
 		while (!lapic_has_event(&F.l[v->idx]) && !all_finished()) {
-			struct timespec ts;
+			struct timespec ts = clock_cond_deadline_ms(HALT_TIMEOUT_S * 1000);
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += HALT_TIMEOUT_S;
 			if (pthread_cond_timedwait(&v->c, &v->m, &ts)) {
 				v->timeouts++;
 				break;
@@ -220,7 +217,7 @@ int main(void)
 {
 	pthread_t t[NTHREADS];
 	unsigned long total = 0, halts = 0;
-	struct timespec t0, t1;
+	uint64_t t0, t1;
 
 	memset(&F, 0, sizeof(F));
 	F.n = NCPU;
@@ -242,13 +239,13 @@ int main(void)
 			 (1u << 15) | DEV_LEVEL_VEC);
 	ioapic_write_reg(&IO, 0x11 + 2 * DEV_EDGE_PIN, 2u << 24);
 	ioapic_write_reg(&IO, 0x10 + 2 * DEV_EDGE_PIN, DEV_EDGE_VEC);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock_now_ns();
 	for (unsigned i = 0; i < NCPU; i++)
 		CHECK_EQ(pthread_create(&t[i], NULL, vcpu_thread, &V[i]), 0);
 	CHECK_EQ(pthread_create(&t[NCPU], NULL, device_thread, NULL), 0);
 	for (unsigned i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1 = clock_now_ns();
 
 	for (unsigned i = 0; i < NCPU; i++) {
 		struct vcpu *v = &V[i];
@@ -276,7 +273,6 @@ int main(void)
 	printf("test_apic_stress: %lu IPIs among %d vCPUs and %u+%u IOAPIC "
 	       "interrupts in %.3f s, %lu halts\n", total, NCPU,
 	       dev_level_seen, dev_edge_seen,
-	       (double)(t1.tv_sec - t0.tv_sec) +
-		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, halts);
+	       (double)(t1 - t0) / 1e9, halts);
 	return check_report("test_apic_stress");
 }

@@ -149,16 +149,16 @@ static struct result measure(struct bench *b, unsigned rounds)
 		sched_lock(&rq->lock);
 		t0 = now_ns();
 		for (unsigned i = 0; i < k; i++)
-			dequeue_locked(&b->h, rq, ids[i], false, b->t);
+			eevdf_dequeue_locked(&b->h, rq, ids[i], false, b->t);
 		t1 = now_ns();
 		for (unsigned i = 0; i < k; i++)
-			enqueue_locked(&b->h, rq, ids[i], 0, b->t);
+			eevdf_enqueue_locked(&b->h, rq, ids[i], 0, b->t);
 		t2 = now_ns();
 		v[1][n] = (t1 - t0) / k;
 		v[0][n] = (t2 - t1) / k;
 		t0 = now_ns();
 		for (unsigned i = 0; i < 16; i++)
-			(void)pick_eevdf_locked(d, rq, (i & 1) != 0);
+			(void)eevdf_pick_locked(d, rq, (i & 1) != 0);
 		v[2][n] = (now_ns() - t0) / 16;
 		sched_unlock(&rq->lock);
 
@@ -216,14 +216,14 @@ static double pick_walk_ns(unsigned n)
 		e->slice_ns = 3000000;
 		e->vruntime = rq->v0 + (uint64_t)key;
 		e->deadline = rq->v0 + 10 * (uint64_t)i;
-		tree_insert(dom_ents(h.dom), &rq->root, i);
+		sched_tree_insert(dom_ents(h.dom), &rq->root, i);
 		rq->sum_wkey += (s128)1024 * key;
 		rq->sum_w += 1024;
 	}
 	rq->nr_queued = n;
 	t0 = now_ns();
 	for (unsigned i = 0; i < 100000; i++)
-		got += pick_eevdf_locked(h.dom, rq, false) == 1;
+		got += eevdf_pick_locked(h.dom, rq, false) == 1;
 	dt = (now_ns() - t0) / 100000;
 	sched_unlock(&rq->lock);
 	sched_domain_destroy(mem);

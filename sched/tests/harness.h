@@ -1,6 +1,6 @@
 /*
  * Shared by the sched tests: a recording fake host, a domain in a malloc'd
- * block, and CHECK macros that report file:line and count failures.
+ * block, and common/test_check.h's CHECK macros.
  */
 #ifndef LAGVISOR_SCHED_TESTS_HARNESS_H
 #define LAGVISOR_SCHED_TESTS_HARNESS_H
@@ -11,31 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/test_check.h"
 #include "sched/sched.h"
 
 #define V0_START ((uint64_t)0 - (1ull << 20))
 #define MS 1000000ull
-
-static int test_failures;
-
-#define CHECK(cond)                                                                \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,     \
-				__LINE__, #cond);                                  \
-			test_failures++;                                           \
-		}                                                                  \
-	} while (0)
-
-#define CHECK_EQ(a, b)                                                             \
-	do {                                                                       \
-		long long a_ = (long long)(a), b_ = (long long)(b);                \
-		if (a_ != b_) {                                                    \
-			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n",  \
-				__FILE__, __LINE__, #a, a_, #b, b_);               \
-			test_failures++;                                           \
-		}                                                                  \
-	} while (0)
 
 struct fake_host {
 	unsigned kicks[SCHED_MAX_PCPUS];
@@ -132,7 +112,7 @@ static inline struct sched_entity_info tinfo(struct tdom *t, unsigned id)
 
 	memset(&i, 0, sizeof(i));
 	if (sched_entity_get_info(&t->h, id, &i))
-		test_failures++;
+		check_failures++;
 	return i;
 }
 
@@ -142,7 +122,7 @@ static inline struct sched_pcpu_info tpinfo(struct tdom *t, unsigned pcpu)
 
 	memset(&i, 0, sizeof(i));
 	if (sched_pcpu_get_info(&t->h, pcpu, &i))
-		test_failures++;
+		check_failures++;
 	return i;
 }
 
@@ -152,7 +132,7 @@ static inline void tcheck(struct tdom *t, const char *where)
 
 	if (sched_domain_check(&t->h, msg, sizeof(msg))) {
 		fprintf(stderr, "%s: invariant: %s\n", where, msg);
-		test_failures++;
+		check_failures++;
 	}
 }
 

@@ -267,7 +267,7 @@ int ref_schedule(struct ref *r, unsigned p, uint64_t now, struct sched_switch *s
 	return 0;
 }
 
-/* PREEMPT_ELIGIBLE at the slice timer (preempt.c tick_preempt_locked) */
+/* PREEMPT_ELIGIBLE at the slice timer (preempt.c sched_tick_preempt_locked) */
 static void tick_preempt(struct ref *r, unsigned p)
 {
 	struct ref_rq *q = &r->q[p];

@@ -90,7 +90,7 @@ uint64_t ref_V(struct ref *r, unsigned p)
 	return base + (uint64_t)(int64_t)(A / (s128)W);
 }
 
-/* avg_vruntime_locked: V, and it becomes the empty queue's V later */
+/* eevdf_avg_vruntime_locked: V, and it becomes the empty queue's V later */
 uint64_t rm_avg(struct ref *r, unsigned p)
 {
 	r->q[p].last_v = ref_V(r, p);
@@ -318,7 +318,7 @@ s128 rm_fdiv(s128 n, s128 d)
 	return (n % d != 0 && n < 0) ? q - 1 : q;
 }
 
-/* lag relative to the exact average, scaled (see reweight_locked) */
+/* lag relative to the exact average, scaled (see eevdf_reweight_locked) */
 void rm_reweight(struct ref *r, unsigned p, int id, uint32_t w)
 {
 	struct ref_ent *e = &r->e[id];

@@ -77,7 +77,7 @@ static inline void wcheck(struct world *w, const char *where, const char *step)
 
 	if (r) {
 		fprintf(stderr, "%s: %s: check %d: %s\n", where, step, r, msg);
-		test_failures++;
+		check_failures++;
 	}
 }
 
@@ -146,7 +146,7 @@ static inline void verify(struct world *w, const char *where)
 	if (queued != nlive) {
 		fprintf(stderr, "%s: %u runnable after waking all %u live entities\n", where,
 			queued, nlive);
-		test_failures++;
+		check_failures++;
 	}
 	wcheck(w, where, "after waking everyone");
 	for (unsigned round = 0; round < 4 * ne + 16 && nrun < nlive; round++) {
@@ -168,7 +168,7 @@ static inline void verify(struct world *w, const char *where)
 				"lag %" PRId64 " deadline - vruntime %" PRId64 ")\n", where, id,
 				ei.state, ei.pcpu, ei.weight, ei.lag,
 				(int64_t)(ei.deadline - ei.vruntime));
-			test_failures++;
+			check_failures++;
 		}
 	}
 	wcheck(w, where, "after running everyone");

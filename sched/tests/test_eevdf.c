@@ -37,12 +37,12 @@ static void put_in_tree(struct sched_domain *d, struct sched_rq *rq, uint32_t id
 	e->state = SCHED_ES_QUEUED;
 	e->pcpu = rq->index;
 	sched_cpuset_set(&e->allowed, rq->index);
-	tree_insert(dom_ents(d), &rq->root, id);
+	sched_tree_insert(dom_ents(d), &rq->root, id);
 	rq->sum_wkey += (s128)w * (int64_t)(e->vruntime - rq->v0);
 	rq->sum_w += w;
 	rq->nr_queued++;
 	rq->nr_normal++;
-	rq_idle_update_locked(d, rq);
+	eevdf_rq_idle_update_locked(d, rq);
 }
 
 static void test_avg_floor_and_eligible(void)
@@ -58,17 +58,17 @@ static void test_avg_floor_and_eligible(void)
 	put_in_tree(d, rq, 2, 1024, -2, 102);
 	put_in_tree(d, rq, 3, 1024, 0, 103);
 	/* floor, not truncation: -2, and an entity exactly at V is eligible */
-	CHECK_EQ((int64_t)(avg_vruntime_peek(d, rq) - V0_START), -2);
-	CHECK(eligible_locked(d, rq, V0_START - 2));
-	CHECK(!eligible_locked(d, rq, V0_START - 1));
-	CHECK(eligible_locked(d, rq, V0_START - 3));
+	CHECK_EQ((int64_t)(eevdf_avg_vruntime_peek(d, rq) - V0_START), -2);
+	CHECK(eevdf_eligible_locked(d, rq, V0_START - 2));
+	CHECK(!eevdf_eligible_locked(d, rq, V0_START - 1));
+	CHECK(eevdf_eligible_locked(d, rq, V0_START - 3));
 	/* moving the zero point keeps V and the sums consistent */
-	CHECK_EQ((int64_t)(avg_vruntime_locked(d, rq) - V0_START), -2);
+	CHECK_EQ((int64_t)(eevdf_avg_vruntime_locked(d, rq) - V0_START), -2);
 	CHECK_EQ((int64_t)(rq->v0 - V0_START), -2);
 	CHECK((int64_t)rq->sum_wkey == 1024);  /* keys now -1, 0, 0, 2 */
-	CHECK(eligible_locked(d, rq, V0_START - 2));
-	CHECK(!eligible_locked(d, rq, V0_START - 1));
-	rq_idle_update_locked(d, rq);
+	CHECK(eevdf_eligible_locked(d, rq, V0_START - 2));
+	CHECK(!eevdf_eligible_locked(d, rq, V0_START - 1));
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_unlock(&rq->lock);
 	tcheck(t, __func__);
 	tdom_free(t);
@@ -87,8 +87,8 @@ static void test_pick(void)
 	put_in_tree(d, rq, 0, 1024, 0, 10);
 	put_in_tree(d, rq, 1, 1024, 5, 6);
 	put_in_tree(d, rq, 2, 1024, -3, 20);
-	CHECK_EQ(tree_first(dom_ents(d), rq->root), 1);
-	CHECK_EQ(pick_eevdf_locked(d, rq, true), 0);
+	CHECK_EQ(sched_tree_first(dom_ents(d), rq->root), 1);
+	CHECK_EQ(eevdf_pick_locked(d, rq, true), 0);
 	/* min_vruntime of the root's subtree is e2's */
 	CHECK_EQ((int64_t)(dom_ent(d, rq->root)->min_vruntime - V0_START), -3);
 
@@ -105,19 +105,19 @@ static void test_pick(void)
 	rq->curr = 3;
 	rq->nr_queued++;
 	rq->nr_normal++;
-	CHECK_EQ((int64_t)(avg_vruntime_peek(d, rq) - V0_START), -2);
-	CHECK(!eligible_locked(d, rq, V0_START));
-	CHECK_EQ(pick_eevdf_locked(d, rq, true), 3);
+	CHECK_EQ((int64_t)(eevdf_avg_vruntime_peek(d, rq) - V0_START), -2);
+	CHECK(!eevdf_eligible_locked(d, rq, V0_START));
+	CHECK_EQ(eevdf_pick_locked(d, rq, true), 3);
 	/* curr's deadline later than e2's: e2 */
 	c->deadline = V0_START + 30;
-	CHECK_EQ(pick_eevdf_locked(d, rq, true), 2);
+	CHECK_EQ(eevdf_pick_locked(d, rq, true), 2);
 	/* RUN_TO_PARITY: protected curr is kept, unless protect == false */
 	c->vprot = V0_START + 1;
-	CHECK_EQ(pick_eevdf_locked(d, rq, true), 3);
-	CHECK_EQ(pick_eevdf_locked(d, rq, false), 2);
+	CHECK_EQ(eevdf_pick_locked(d, rq, true), 3);
+	CHECK_EQ(eevdf_pick_locked(d, rq, false), 2);
 	sched_feature_set(d, "NO_RUN_TO_PARITY");
-	CHECK_EQ(pick_eevdf_locked(d, rq, true), 2);
-	rq_idle_update_locked(d, rq);
+	CHECK_EQ(eevdf_pick_locked(d, rq, true), 2);
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_unlock(&rq->lock);
 	tcheck(t, __func__);
 	tdom_free(t);
@@ -142,20 +142,20 @@ static void test_reweight_direct(void)
 	rq->curr = 0;
 	rq->nr_queued = rq->nr_normal = 1;
 	put_in_tree(d, rq, 1, 1024, -1000, 3000);
-	CHECK_EQ((int64_t)(avg_vruntime_peek(d, rq) - V0_START), 0);
+	CHECK_EQ((int64_t)(eevdf_avg_vruntime_peek(d, rq) - V0_START), 0);
 	/* double the weight: lag 500, deadline V + 1500, V still 0 exactly:
 	 * (1024*1000 + 2048*(-500)) / 3072 = 0 */
-	reweight_locked(&t->h, rq, 1, 2048, 0);
+	eevdf_reweight_locked(&t->h, rq, 1, 2048, 0);
 	e = dom_ent(d, 1);
 	CHECK_EQ((int64_t)(e->vruntime - V0_START), -500);
 	CHECK_EQ((int64_t)(e->deadline - V0_START), 1500);
-	CHECK_EQ((int64_t)(avg_vruntime_peek(d, rq) - V0_START), 0);
+	CHECK_EQ((int64_t)(eevdf_avg_vruntime_peek(d, rq) - V0_START), 0);
 	/* reweight curr to 512: lag -1000 -> -2000, V = 0 still */
-	reweight_locked(&t->h, rq, 0, 512, 0);
+	eevdf_reweight_locked(&t->h, rq, 0, 512, 0);
 	CHECK_EQ((int64_t)(c->vruntime - V0_START), 2000);
 	CHECK_EQ((int64_t)(c->deadline - V0_START), 10000);
-	CHECK_EQ((int64_t)(avg_vruntime_peek(d, rq) - V0_START), 0);
-	rq_idle_update_locked(d, rq);
+	CHECK_EQ((int64_t)(eevdf_avg_vruntime_peek(d, rq) - V0_START), 0);
+	eevdf_rq_idle_update_locked(d, rq);
 	sched_unlock(&rq->lock);
 	tcheck(t, __func__);
 	tdom_free(t);
@@ -463,7 +463,7 @@ static void test_fair_share(void)
 			if (lag > bound || lag < -bound) {
 				fprintf(stderr, "entity %d lag %lld beyond %lld\n", i, (long long)lag,
 					(long long)bound);
-				test_failures++;
+				check_failures++;
 				now = 3000 * MS;
 			}
 		}
@@ -476,7 +476,7 @@ static void test_fair_share(void)
 		double want = (double)w[i] / (2048 + 1024 + 335);
 		if (share < want * 0.99 || share > want * 1.01) {
 			fprintf(stderr, "entity %d share %.4f, want %.4f\n", i, share, want);
-			test_failures++;
+			check_failures++;
 		}
 	}
 	tcheck(t, __func__);
@@ -531,10 +531,5 @@ int main(void)
 	test_fair_share();
 	test_delay_dequeue();
 	test_stale_clock_switch();
-	if (test_failures) {
-		fprintf(stderr, "test_eevdf: %d check(s) failed\n", test_failures);
-		return 1;
-	}
-	printf("test_eevdf: all checks passed\n");
-	return 0;
+	return check_report("test_eevdf");
 }

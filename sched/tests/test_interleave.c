@@ -81,7 +81,7 @@ static void newidle_forbidden_curr(void)
 	CHECK_EQ(tpinfo(t, 0).nr_queued, 2);
 	CHECK_EQ(tpinfo(t, 1).nr_queued, 0);
 	/* the caller for pCPU 1 finds it empty and stops at queue 0's lock,
-	 * holding none (rq_lock2 takes the lower index first) */
+	 * holding none (sched_rq_lock2 takes the lower index first) */
 	CHECK_EQ(sched_lock(&dom_rq(d, 0)->lock), 0);
 	if (pthread_create(&th, NULL, schedule_main, &c)) {
 		fprintf(stderr, "pthread_create failed\n");
@@ -91,7 +91,7 @@ static void newidle_forbidden_curr(void)
 		sched_yield();
 	if (!wait_asleep(tid)) {
 		fprintf(stderr, "%s: the caller never blocked\n", __func__);
-		test_failures++;
+		check_failures++;
 	}
 	/* meanwhile: x starts on pCPU 1 with v queued, may then run on
 	 * pCPU 0 only, and yields (no slice protection left to keep it) */
@@ -118,10 +118,5 @@ static void newidle_forbidden_curr(void)
 int main(void)
 {
 	newidle_forbidden_curr();
-	if (test_failures) {
-		fprintf(stderr, "test_interleave: %d check(s) failed\n", test_failures);
-		return 1;
-	}
-	printf("test_interleave: all checks passed\n");
-	return 0;
+	return check_report("test_interleave");
 }

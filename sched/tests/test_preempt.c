@@ -226,10 +226,5 @@ int main(void)
 	test_eligible_respects_protection();
 	test_eligible_skips_delayed();
 	test_delay_zero();
-	if (test_failures) {
-		fprintf(stderr, "test_preempt: %d check(s) failed\n", test_failures);
-		return 1;
-	}
-	printf("test_preempt: all checks passed\n");
-	return 0;
+	return check_report("test_preempt");
 }

@@ -73,7 +73,7 @@ static int compare(struct run *R)
 		int i;
 
 		sched_lock(&rq->lock);
-		uint64_t V = avg_vruntime_peek(d, rq);
+		uint64_t V = eevdf_avg_vruntime_peek(d, rq);
 		sched_unlock(&rq->lock);
 		EXPECT_SAME(V, ref_V(&R->ref, p), "pcpu %u V", p);
 		EXPECT_SAME(rq->curr, q->curr < 0 ? SCHED_NONE : (uint32_t)q->curr, "pcpu %u curr", p);

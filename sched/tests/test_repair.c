@@ -109,9 +109,9 @@ static void enqueue_cut(struct world *w)
 
 	L(&e->lock);
 	L(&rq->lock);
-	update_curr_locked(&w->h, rq, now);
-	place_locked(w->d, rq, e, PLACE_WAKEUP | PLACE_INITIAL);
-	tree_insert(dom_ents(w->d), &rq->root, 8);
+	eevdf_update_curr_locked(&w->h, rq, now);
+	eevdf_place_locked(w->d, rq, e, PLACE_WAKEUP | PLACE_INITIAL);
+	sched_tree_insert(dom_ents(w->d), &rq->root, 8);
 	sum_add(rq, e, 1);
 	STORE(e->pcpu, 0u);
 }
@@ -138,7 +138,7 @@ static void enqueue_late_expect(struct world *w)
 }
 
 /* sched_block of pCPU 1's curr: curr cleared and counted out, state still
- * RUNNING (the caller stores BLOCKED after dequeue_locked returns). */
+ * RUNNING (the caller stores BLOCKED after eevdf_dequeue_locked returns). */
 static uint32_t blocked_curr;
 
 static void block_curr_cut(struct world *w)
@@ -149,8 +149,8 @@ static void block_curr_cut(struct world *w)
 
 	L(&e->lock);
 	L(&rq->lock);
-	update_curr_locked(&w->h, rq, now);
-	e->vlag = lag_clamped_locked(w->d, rq, e, avg_vruntime_locked(w->d, rq));
+	eevdf_update_curr_locked(&w->h, rq, now);
+	e->vlag = eevdf_lag_clamped_locked(w->d, rq, e, eevdf_avg_vruntime_locked(w->d, rq));
 	STORE(rq->curr, SCHED_NONE);
 	rq->need_resched = 1;
 	STORE(rq->nr_queued, rq->nr_queued - 1);
@@ -177,13 +177,13 @@ static void switch_cut(struct world *w)
 	uint32_t prev = rq->curr, next;
 
 	L(&rq->lock);
-	update_curr_locked(&w->h, rq, now);
-	put_prev_locked(&w->h, rq, now);
+	eevdf_update_curr_locked(&w->h, rq, now);
+	eevdf_put_prev_locked(&w->h, rq, now);
 	next = rq->root != prev ? rq->root : ENT(w, prev)->left;
-	tree_remove(dom_ents(w->d), &rq->root, next);
+	sched_tree_remove(dom_ents(w->d), &rq->root, next);
 }
 
-/* avg_vruntime_locked: v0 moved, sum_wkey not yet. */
+/* eevdf_avg_vruntime_locked: v0 moved, sum_wkey not yet. */
 static void sums_cut(struct world *w)
 {
 	struct sched_rq *rq = RQ(w, 0);
@@ -210,15 +210,15 @@ static void migrate_cut(struct world *w)
 {
 	struct sched_rq *src = RQ(w, 0), *dst = RQ(w, 1);
 	uint64_t now = wnow(w, 100);
-	uint32_t q = tree_first(dom_ents(w->d), src->root);
+	uint32_t q = sched_tree_first(dom_ents(w->d), src->root);
 
 	L(&src->lock);
 	L(&dst->lock);
-	update_curr_locked(&w->h, src, now);
-	dequeue_locked(&w->h, src, q, false, now);
-	update_curr_locked(&w->h, dst, now);
-	place_locked(w->d, dst, ENT(w, q), 0);
-	tree_insert(dom_ents(w->d), &dst->root, q);
+	eevdf_update_curr_locked(&w->h, src, now);
+	eevdf_dequeue_locked(&w->h, src, q, false, now);
+	eevdf_update_curr_locked(&w->h, dst, now);
+	eevdf_place_locked(w->d, dst, ENT(w, q), 0);
+	sched_tree_insert(dom_ents(w->d), &dst->root, q);
 	sum_add(dst, ENT(w, q), 1);
 }
 
@@ -343,7 +343,7 @@ static void allowed_torn_expect(struct world *w)
 static void allowed_cut(struct world *w)
 {
 	struct sched_rq *src = RQ(w, 0), *dst = RQ(w, 1);
-	uint32_t q = tree_first(dom_ents(w->d), src->root);
+	uint32_t q = sched_tree_first(dom_ents(w->d), src->root);
 	struct sched_ent *e = ENT(w, q);
 
 	L(&e->lock);
@@ -362,20 +362,20 @@ static void allowed_cut_expect(struct world *w)
 	CHECK_EQ(wr.pcpu, 1);
 }
 
-/* reweight_locked of a queued entity from weight 15 (lag 5e7, inside its
+/* eevdf_reweight_locked of a queued entity from weight 15 (lag 5e7, inside its
  * bound) to 88761: out of the tree and sums, new weight stored, vruntime
  * not yet rescaled: 270 lag bounds of the new weight. */
 static void reweight_cut(struct world *w)
 {
 	struct sched_rq *rq = RQ(w, 0);
-	uint32_t q = tree_first(dom_ents(w->d), rq->root);
+	uint32_t q = sched_tree_first(dom_ents(w->d), rq->root);
 	struct sched_ent *e = ENT(w, q);
 	uint64_t V;
 
 	L(&e->lock);
 	L(&rq->lock);
-	V = avg_vruntime_locked(w->d, rq);
-	tree_remove(dom_ents(w->d), &rq->root, q);
+	V = eevdf_avg_vruntime_locked(w->d, rq);
+	sched_tree_remove(dom_ents(w->d), &rq->root, q);
 	sum_add(rq, e, -1);
 	e->vruntime = V - 50000000;
 	e->weight = 88761;
@@ -391,7 +391,7 @@ static void reweight_cut_expect(struct world *w)
 	if (ei.lag > bound || ei.lag < -bound) {
 		fprintf(stderr, "reweight-cut: lag %" PRId64 " beyond %" PRId64 "\n", ei.lag,
 			bound);
-		test_failures++;
+		check_failures++;
 	}
 }
 
@@ -428,7 +428,7 @@ static void run_case(unsigned i)
 	if (cases[i].pick == &blocked_curr)
 		blocked_curr = RQ(w, 1)->curr;
 	else if (cases[i].pick)
-		*cases[i].pick = tree_first(dom_ents(w->d), RQ(w, 0)->root);
+		*cases[i].pick = sched_tree_first(dom_ents(w->d), RQ(w, 0)->root);
 	memset(&w->host, 0, sizeof(w->host));
 	pid = fork();
 	if (pid == 0) {
@@ -450,20 +450,20 @@ int main(int argc, char **argv)
 	unsigned ran = 0;
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int before = test_failures;
+		int before = check_failures;
 
 		if (argc > 1 && strcmp(argv[1], cases[i].name))
 			continue;
 		run_case(i);
 		ran++;
-		printf("%-16s %s\n", cases[i].name, test_failures == before ? "ok" : "FAILED");
+		printf("%-16s %s\n", cases[i].name, check_failures == before ? "ok" : "FAILED");
 	}
 	if (!ran) {
 		fprintf(stderr, "test_sched_repair: no case named %s\n", argv[1]);
 		return 1;
 	}
-	if (test_failures) {
-		fprintf(stderr, "test_sched_repair: %d check(s) failed\n", test_failures);
+	if (check_failures) {
+		fprintf(stderr, "test_sched_repair: %d check(s) failed\n", check_failures);
 		return 1;
 	}
 	printf("test_sched_repair: %u owner-death cases repaired\n", ran);

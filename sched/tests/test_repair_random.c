@@ -15,7 +15,7 @@
  * entity away while a repair scans the entity states). "threads-nokill"
  * is the same with a child that does nothing: no death, no repair.
  * These modes found the switch that started the new curr at a caller's stale
- * clock (eevdf.c set_next_locked; test_eevdf.c test_stale_clock_switch):
+ * clock (eevdf.c eevdf_set_next_locked; test_eevdf.c test_stale_clock_switch):
  * entities charged twice for the same time reached lags of seconds, and
  * verify() then saw eligible entities wait past its 64 slices; and the
  * switch after a new-idle pull that put back a curr whose allowed set
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 	char where[64];
 
 	top_up(w);
-	for (unsigned i = 0; i < iters && !test_failures; i++) {
+	for (unsigned i = 0; i < iters && !check_failures; i++) {
 		int status = 0;
 		unsigned n, waited = 0;
 		pid_t pid;
@@ -245,15 +245,15 @@ int main(int argc, char **argv)
 	}
 	world_free(w);
 	/* a test of repairs only if deaths did land inside critical sections */
-	if (!test_failures && !nokill && iters >= 50 && inside < iters / 5) {
+	if (!check_failures && !nokill && iters >= 50 && inside < iters / 5) {
 		fprintf(stderr, "only %u of %u kills inside a critical section\n", inside, iters);
-		test_failures++;
+		check_failures++;
 	}
 	printf("test_sched_repair_random: %u of %u kills inside a critical section "
 	       "(%u locks taken over)%s\n", inside, iters, held,
 	       threads ? ", live threads repairing" : "");
-	if (test_failures) {
-		fprintf(stderr, "test_sched_repair_random: %d check(s) failed\n", test_failures);
+	if (check_failures) {
+		fprintf(stderr, "test_sched_repair_random: %d check(s) failed\n", check_failures);
 		return 1;
 	}
 	return 0;

@@ -94,7 +94,7 @@ int main(void)
 	CHECK_EQ(pi.curr, y);
 	if (sched_domain_check(&b, msg, sizeof(msg))) {
 		fprintf(stderr, "check via second mapping: %s\n", msg);
-		test_failures++;
+		check_failures++;
 	}
 
 	/* a member dies holding pCPU 0's lock */
@@ -112,14 +112,14 @@ int main(void)
 	CHECK_EQ(sched_remove_owner(&b, 0, 4 * MS), 2);
 	if (sched_domain_check(&a, msg, sizeof(msg))) {
 		fprintf(stderr, "check after owner death: %s\n", msg);
-		test_failures++;
+		check_failures++;
 	}
 	sched_domain_destroy(m1);
 	munmap(m1, len);
 	munmap(m2, len);
 	close(fd);
-	if (test_failures) {
-		fprintf(stderr, "test_shm: %d check(s) failed\n", test_failures);
+	if (check_failures) {
+		fprintf(stderr, "test_shm: %d check(s) failed\n", check_failures);
 		return 1;
 	}
 	printf("test_shm: two mappings and a dead lock owner handled\n");

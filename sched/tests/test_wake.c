@@ -270,10 +270,5 @@ int main(void)
 	test_balance();
 	test_remove_and_errors();
 	test_features();
-	if (test_failures) {
-		fprintf(stderr, "test_wake: %d check(s) failed\n", test_failures);
-		return 1;
-	}
-	printf("test_wake: all checks passed\n");
-	return 0;
+	return check_report("test_wake");
 }

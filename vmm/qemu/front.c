@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "vmm/kvm.h"
 #include "vmm/qemu/cgroup_weight.h"
@@ -40,6 +41,7 @@ static void front_event(struct front *f, const char *name, struct json_object *d
 /* A request that ends the current VM (vm_run returns in front_run). */
 static void front_request_locked(struct front *f, enum front_req req)
 {
+	MUTEX_ASSERT_HELD(&f->lock);
 	/* A signal or quit is final; a reset or powerdown yields to them. */
 	if (f->req == FRONT_REQ_SIGNAL || f->req == FRONT_REQ_QUIT)
 		return;
@@ -61,11 +63,11 @@ void front_on_signal(void *opaque, int signo)
 	struct front *f = opaque;
 
 	log_info("signal %d (%s): shutting down", signo, strsignal(signo));
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	front_request_locked(f, FRONT_REQ_SIGNAL);
 	if (f->req == FRONT_REQ_SIGNAL)
 		f->signo = signo;
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 }
 
 /* QMP backend hooks: the I/O thread, QMP server lock held. */
@@ -75,9 +77,9 @@ static enum qmp_run_state fb_state(void *opaque)
 	struct front *f = opaque;
 	enum qmp_run_state s;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	s = f->state;
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return s;
 }
 
@@ -86,14 +88,14 @@ static int fb_stop(void *opaque)
 	struct front *f = opaque;
 	int r = 0;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	if (f->state == QMP_STATE_RUNNING) {
 		if (f->vm_live)
 			r = f->m->pause(f);
 		if (!r)
 			f->state = QMP_STATE_PAUSED;
 	}
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return r;
 }
 
@@ -101,7 +103,7 @@ static int fb_cont(void *opaque)
 {
 	struct front *f = opaque;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	/* The first cont of a machine started with -S: nothing has run yet,
 	 * so this is its power-on state, which resets come back to. */
 	if (f->vm_live && !f->snap_tried && f->state == QMP_STATE_PRELAUNCH) {
@@ -117,7 +119,7 @@ static int fb_cont(void *opaque)
 		f->m->resume(f);
 	/* Not live: a rebuild is under way; it starts the VM running. */
 	f->state = QMP_STATE_RUNNING;
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return 0;
 }
 
@@ -133,7 +135,7 @@ static int fb_powerdown(void *opaque)
 	uint64_t one = 1;
 	int r = 0;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	if (f->state == QMP_STATE_SHUTDOWN) {
 		/* Already off. */
 	} else if (f->vm_live && f->can_reset && f->launch->no_shutdown) {
@@ -150,7 +152,7 @@ static int fb_powerdown(void *opaque)
 		/* While a reset rebuilds the machine the request waits for it. */
 		front_request_locked(f, FRONT_REQ_POWERDOWN);
 	}
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return r;
 }
 
@@ -160,7 +162,7 @@ static int fb_reset(void *opaque)
 
 	int r = -1;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	if (f->vm_live && f->can_reset && f->req == FRONT_REQ_NONE) {
 		r = f->m->reset(f);
 		if (r) {
@@ -173,7 +175,7 @@ static int fb_reset(void *opaque)
 	}
 	if (r)
 		front_request_locked(f, FRONT_REQ_RESET);
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return 0;
 }
 
@@ -188,9 +190,9 @@ void front_guest_reset(void *arg)
 	struct front *f = arg;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	f->pending_guest_reset = true;
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	if (write(f->event_fd, &one, sizeof(one)) < 0)
 		log_warn("guest reset: event eventfd: %s", strerror(errno));
 }
@@ -199,11 +201,11 @@ static void front_do_guest_reset(struct front *f)
 {
 	if (f->launch->no_reboot) {
 		log_info("guest requested reset: -no-reboot, so the guest ends");
-		pthread_mutex_lock(&f->lock);
+		mutex_lock(&f->lock);
 		f->guest_reset_ended = true;
 		if (f->vm_live)
 			f->m->stop(f);
-		pthread_mutex_unlock(&f->lock);
+		mutex_unlock(&f->lock);
 		return;
 	}
 	log_info("guest requested reset: resetting the machine");
@@ -222,12 +224,12 @@ static void front_pending_events(void *opaque, uint32_t events)
 	(void)events;
 	if (read(f->event_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_once(LOG_WARN, "event eventfd: %s", strerror(errno));
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	shutdown = f->pending_shutdown;
 	f->pending_shutdown = false;
 	reset = f->pending_guest_reset;
 	f->pending_guest_reset = false;
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	if (shutdown) {
 		front_event(f, "SHUTDOWN", shutdown_data(true, "guest-shutdown"));
 		front_event(f, "STOP", NULL);
@@ -240,28 +242,25 @@ static void fb_quit(void *opaque)
 {
 	struct front *f = opaque;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	front_request_locked(f, FRONT_REQ_QUIT);
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 }
 
 static int fb_vcpu_tids(void *opaque, int *tids, unsigned n)
 {
 	struct front *f = opaque;
+	struct timespec ts = clock_cond_deadline_ms(FRONT_TID_WAIT_MS);
 	int r = -EAGAIN;
 
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += FRONT_TID_WAIT_MS / 1000;
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	/* A reset may be rebuilding the machine: wait for the new one. */
 	while (!f->vm_live && f->state != QMP_STATE_SHUTDOWN &&
-	       pthread_cond_timedwait(&f->cond, &f->lock, &ts) != ETIMEDOUT)
+	       mutex_cond_timedwait(&f->lock, &f->cond, &ts) != -ETIMEDOUT)
 		;
 	if (f->vm_live)
 		r = f->m->vcpu_tids(f, tids, n, FRONT_TID_WAIT_MS);
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return r;
 }
 
@@ -368,7 +367,7 @@ int front_init(struct front *f, struct qemu_launch *launch)
 	f->serial.out_fd = f->serial.in_fd = f->serial.pty_master = f->serial.pty_slave = -1;
 	f->state = launch->start_paused ? QMP_STATE_PRELAUNCH : QMP_STATE_RUNNING;
 	front_cgroup_weight(&launch->cfg.sched_opts, launch->cfg.sched);
-	pthread_mutex_init(&f->lock, NULL);
+	mutex_init(&f->lock);
 	pthread_cond_init(&f->cond, NULL);
 	/* Before any thread exists, so that every thread inherits the mask. */
 	sigemptyset(&sigs);
@@ -407,9 +406,9 @@ static enum front_req front_wait_shut_down(struct front *f)
 {
 	enum front_req req;
 
-	pthread_mutex_lock(&f->lock);
+	mutex_lock(&f->lock);
 	while (f->req == FRONT_REQ_NONE || f->req == FRONT_REQ_POWERDOWN)
-		pthread_cond_wait(&f->cond, &f->lock);
+		mutex_cond_wait(&f->lock, &f->cond);
 	req = f->req;
 	if (req == FRONT_REQ_RESET) {
 		f->req = FRONT_REQ_NONE;
@@ -417,7 +416,7 @@ static enum front_req front_wait_shut_down(struct front *f)
 		if (f->state == QMP_STATE_SHUTDOWN)
 			f->state = QMP_STATE_PRELAUNCH;
 	}
-	pthread_mutex_unlock(&f->lock);
+	mutex_unlock(&f->lock);
 	return req;
 }
 
@@ -441,7 +440,7 @@ int front_run(struct front *f)
 
 		if (code)
 			return front_exit(f, FRONT_REQ_NONE, code);
-		pthread_mutex_lock(&f->lock);
+		mutex_lock(&f->lock);
 		f->vm_live = true;
 		f->snap_tried = f->can_reset = false;
 		pthread_cond_broadcast(&f->cond);
@@ -453,7 +452,7 @@ int front_run(struct front *f)
 			f->req = FRONT_REQ_NONE;
 		else if (f->req != FRONT_REQ_NONE)
 			f->m->stop(f);
-		pthread_mutex_unlock(&f->lock);
+		mutex_unlock(&f->lock);
 		if (!f->io_started) {
 			int r = iothread_start(&f->io);
 
@@ -465,12 +464,12 @@ int front_run(struct front *f)
 			f->io_started = true;
 		}
 		code = f->m->run(f);
-		pthread_mutex_lock(&f->lock);
+		mutex_lock(&f->lock);
 		f->vm_live = false;
 		req = f->req;
 		if (req == FRONT_REQ_RESET || req == FRONT_REQ_POWERDOWN)
 			f->req = FRONT_REQ_NONE;
-		pthread_mutex_unlock(&f->lock);
+		mutex_unlock(&f->lock);
 		f->m->destroy(f);
 
 		if (req == FRONT_REQ_SIGNAL || req == FRONT_REQ_QUIT)
@@ -479,17 +478,17 @@ int front_run(struct front *f)
 			continue;          /* same state: running or paused */
 		if (req == FRONT_REQ_NONE && code == EXIT_RUNTIME) {
 			log_error("the VM failed; exiting without a SHUTDOWN event");
-			pthread_mutex_lock(&f->lock);
+			mutex_lock(&f->lock);
 			f->state = QMP_STATE_INTERNAL_ERROR;
-			pthread_mutex_unlock(&f->lock);
+			mutex_unlock(&f->lock);
 			return front_exit(f, req, EXIT_RUNTIME);
 		}
 		/* The guest ended (poweroff, debug-exit, or the power button).
 		 * The state changes before the events, so that a client acting
 		 * on them (libvirt's reboot: system_reset, cont) finds it. */
-		pthread_mutex_lock(&f->lock);
+		mutex_lock(&f->lock);
 		f->state = QMP_STATE_SHUTDOWN;
-		pthread_mutex_unlock(&f->lock);
+		mutex_unlock(&f->lock);
 		front_event(f, "SHUTDOWN", shutdown_data(true, f->guest_reset_ended ?
 							 "guest-reset" : "guest-shutdown"));
 		f->guest_reset_ended = false;
@@ -513,5 +512,5 @@ void front_destroy(struct front *f)
 		close(f->event_fd);
 	iothread_destroy(&f->io);
 	pthread_cond_destroy(&f->cond);
-	pthread_mutex_destroy(&f->lock);
+	mutex_destroy(&f->lock);
 }

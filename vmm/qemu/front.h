@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "common/mutex.h"
 #include "vmm/iothread.h"
 #include "vmm/qemu/chardev.h"
 #include "vmm/qemu/qemu_cmdline.h"
@@ -70,7 +71,7 @@ struct front {
 	struct qmp_server qmp;
 	bool qmp_on;
 
-	pthread_mutex_t lock;
+	struct mutex lock;
 	pthread_cond_t cond;         /* req changed */
 	enum qmp_run_state state;
 	enum front_req req;

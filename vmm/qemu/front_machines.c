@@ -5,18 +5,16 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "vmm/kvm.h"
 #include "vmm/qemu/front.h"
 #include "vmm/vm_reset.h"
 
-/* vmm/main.c's sequence, with the console on the serial chardev. */
-static int vm_build(struct front *f, struct vm_config *cfg)
+/* vm_build, as lagvisor run does, with the console on the serial chardev. */
+static int front_vm_build(struct front *f, struct vm_config *cfg)
 {
 	const struct qemu_chardev *chr = f->launch->serial ?
 		qemu_launch_chardev(f->launch, f->launch->serial) : NULL;
-	struct host_limits limits = { 0 };
 	char err[512] = "";
-	int code = EXIT_RUNTIME;
+	bool bad_input;
 
 	/* stdio by hand gets lagvisor's own console (raw mode, Ctrl-A x). */
 	if (chr && chr->kind == QEMU_CHR_STDIO)
@@ -25,41 +23,16 @@ static int vm_build(struct front *f, struct vm_config *cfg)
 		cfg->serial = f->serial.out_fd >= 0 ? SERIAL_FD : SERIAL_NONE;
 	cfg->serial_out_fd = f->serial.out_fd;
 	cfg->serial_in_fd = f->serial.in_fd;
-	config_read_host_mem(&limits);
-	if (config_validate(cfg, &limits, err, sizeof(err)) ||
-	    config_check_files(cfg, err, sizeof(err))) {
+	if (vm_build(&f->vm, cfg, &bad_input, err, sizeof(err))) {
 		log_error("%s", err);
-		return EXIT_USAGE;
+		return bad_input ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	if (vm_init(&f->vm, cfg)) {
-		log_error("cannot set up the VM");
-		return EXIT_RUNTIME;
-	}
-	if (vm_map_memory(&f->vm, err, sizeof(err)))
-		goto fail;
-	if (vm_load_kernel(&f->vm, err, sizeof(err))) {
-		code = EXIT_USAGE;
-		goto fail;
-	}
-	if (kvm_open(&f->vm.kvm, cfg->irqchip, err, sizeof(err)))
-		goto fail;
-	limits.max_cpus = f->vm.kvm.max_cpus;
-	if (config_validate(cfg, &limits, err, sizeof(err))) {
-		code = EXIT_USAGE;
-		goto fail;
-	}
-	if (vm_create(&f->vm, err, sizeof(err)))
-		goto fail;
 	/* The VM's I/O thread reads the same signals: route them here. */
 	f->vm.iothread.on_signal = front_on_signal;
 	f->vm.iothread.sig_opaque = f;
 	f->vm.guest_reset = front_guest_reset;
 	f->vm.guest_reset_arg = f;
 	return 0;
-fail:
-	log_error("%s", err[0] ? err : "unknown error");
-	vm_destroy(&f->vm);
-	return code;
 }
 
 static int vm_run_(struct front *f)
@@ -110,7 +83,7 @@ static void vm_destroy_(struct front *f)
 }
 
 const struct front_machine_ops front_vm_ops = {
-	.build = vm_build,
+	.build = front_vm_build,
 	.run = vm_run_,
 	.pause = vm_pause_,
 	.resume = vm_resume_,

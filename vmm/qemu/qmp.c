@@ -8,14 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "vmm/qemu/qmp_commands.h"
 
 static int64_t qmp_wall_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (int64_t)(clock_read_ns(CLOCK_REALTIME) / 1000);
 }
 
 int qmp_conn_init(struct qmp_conn *c, const struct qmp_backend_ops *ops, void *opaque,

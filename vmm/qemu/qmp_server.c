@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 /*
@@ -42,6 +43,7 @@ static size_t qmp_server_send_locked(struct qmp_server *s)
 	size_t len;
 	const char *out;
 
+	MUTEX_ASSERT_HELD(&s->lock);
 	if (!s->connected)
 		return 0;
 	out = qmp_conn_output(&s->conn, &len);
@@ -63,12 +65,14 @@ static void qmp_server_write_locked(struct qmp_server *s)
 {
 	size_t left = qmp_server_send_locked(s);
 
+	MUTEX_ASSERT_HELD(&s->lock);
 	if (s->connected)
 		iothread_set_events(s->io, s->client_fd, EPOLLIN | (left ? EPOLLOUT : 0));
 }
 
 static void qmp_server_disconnect_locked(struct qmp_server *s, const char *why)
 {
+	MUTEX_ASSERT_HELD(&s->lock);
 	log_info("QMP: client %u disconnected (%s)", s->nr_clients, why);
 	iothread_set_events(s->io, s->client_fd, 0);
 	if (placeholder_onto(s->client_fd))
@@ -84,7 +88,7 @@ static void qmp_server_client_ready(void *opaque, uint32_t events)
 	char buf[4096];
 	ssize_t n;
 
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	if (!s->connected)
 		goto out;
 	if (events & EPOLLIN) {
@@ -103,7 +107,7 @@ static void qmp_server_client_ready(void *opaque, uint32_t events)
 	if (qmp_conn_broken(&s->conn))
 		qmp_server_disconnect_locked(s, "client does not read its replies");
 out:
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 static void qmp_server_accept(void *opaque, uint32_t events)
@@ -112,7 +116,7 @@ static void qmp_server_accept(void *opaque, uint32_t events)
 	int fd;
 
 	(void)events;
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		if (errno != EAGAIN && errno != EINTR)
@@ -140,7 +144,7 @@ static void qmp_server_accept(void *opaque, uint32_t events)
 	qmp_conn_greet(&s->conn);
 	qmp_server_write_locked(s);
 out:
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 static void qmp_server_wake(void *opaque, uint32_t events)
@@ -151,9 +155,9 @@ static void qmp_server_wake(void *opaque, uint32_t events)
 	(void)events;
 	if (read(s->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_once(LOG_WARN, "QMP: wake eventfd: %s", strerror(errno));
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	qmp_server_write_locked(s);
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 int qmp_server_init(struct qmp_server *s, struct iothread *io, int listen_fd,
@@ -169,9 +173,9 @@ int qmp_server_init(struct qmp_server *s, struct iothread *io, int listen_fd,
 	s->opaque = opaque;
 	s->machine = machine;
 	s->client_fd = s->wake_fd = -1;
-	r = pthread_mutex_init(&s->lock, NULL);
+	r = mutex_init(&s->lock);
 	if (r)
-		return -r;
+		return r;
 	if (fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) ||
 	    fcntl(listen_fd, F_SETFD, FD_CLOEXEC))
 		return -errno;
@@ -215,33 +219,29 @@ void qmp_server_event(struct qmp_server *s, const char *name, struct json_object
 {
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	if (s->connected)
 		qmp_conn_event(&s->conn, name, data);
 	else
 		json_object_put(data);
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 	if (write(s->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_once(LOG_WARN, "QMP: wake eventfd: %s", strerror(errno));
 }
 
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 {
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = clock_now_ns();
 	for (;;) {
 		size_t len;
 		struct pollfd p;
 		long left;
 
-		pthread_mutex_lock(&s->lock);
+		mutex_lock(&s->lock);
 		len = qmp_server_send_locked(s);
 		p = (struct pollfd){ .fd = s->client_fd, .events = POLLOUT };
-		pthread_mutex_unlock(&s->lock);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 +
-				     (t.tv_nsec - t0.tv_nsec) / 1000000);
+		mutex_unlock(&s->lock);
+		left = timeout_ms - (long)((clock_now_ns() - t0) / CLOCK_NS_PER_MS);
 		if (!len || left <= 0)
 			return;
 		poll(&p, 1, (int)left);
@@ -260,5 +260,5 @@ void qmp_server_destroy(struct qmp_server *s)
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	s->client_fd = s->wake_fd = s->listen_fd = -1;
-	pthread_mutex_destroy(&s->lock);
+	mutex_destroy(&s->lock);
 }

@@ -15,11 +15,12 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "common/mutex.h"
 #include "vmm/iothread.h"
 #include "vmm/qemu/qmp.h"
 
 struct qmp_server {
-	pthread_mutex_t lock;
+	struct mutex lock;
 	struct iothread *io;
 	int listen_fd;
 	int client_fd;              /* fixed fd number: a client or a placeholder */

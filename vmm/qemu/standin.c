@@ -7,21 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 #define STANDIN_TICK_MS 500
-
-static struct timespec after_ms(long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
 
 static void *standin_thread(void *arg)
 {
@@ -31,17 +19,17 @@ static void *standin_thread(void *arg)
 
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	v->tid = gettid();
 	pthread_cond_broadcast(&s->cond);
 	while (!s->stopping) {
-		struct timespec ts = after_ms(STANDIN_TICK_MS);
+		struct timespec ts = clock_cond_deadline_ms(STANDIN_TICK_MS);
 
 		if (s->paused) {
-			pthread_cond_wait(&s->cond, &s->lock);
+			mutex_cond_wait(&s->lock, &s->cond);
 			continue;
 		}
-		if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) != ETIMEDOUT ||
+		if (mutex_cond_timedwait(&s->lock, &s->cond, &ts) != -ETIMEDOUT ||
 		    v->index != 0 || s->paused || s->stopping || s->out_fd < 0)
 			continue;
 		{
@@ -55,7 +43,7 @@ static void *standin_thread(void *arg)
 				s->out_fd = -1;
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 	return NULL;
 }
 
@@ -67,7 +55,7 @@ int standin_create(struct standin *s, unsigned nr_cpus, int out_fd)
 	s->vcpus = calloc(nr_cpus, sizeof(*s->vcpus));
 	if (!s->vcpus)
 		return -ENOMEM;
-	pthread_mutex_init(&s->lock, NULL);
+	mutex_init(&s->lock);
 	pthread_cond_init(&s->cond, NULL);
 	for (unsigned i = 0; i < nr_cpus; i++)
 		s->vcpus[i] = (struct standin_vcpu){ .s = s, .index = i };
@@ -85,10 +73,10 @@ int standin_run(struct standin *s)
 		}
 		s->vcpus[i].started = true;
 	}
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	while (!s->stopping)
-		pthread_cond_wait(&s->cond, &s->lock);
-	pthread_mutex_unlock(&s->lock);
+		mutex_cond_wait(&s->lock, &s->cond);
+	mutex_unlock(&s->lock);
 	for (unsigned i = 0; i < s->nr; i++)
 		if (s->vcpus[i].started)
 			pthread_join(s->vcpus[i].thread, NULL);
@@ -97,54 +85,54 @@ int standin_run(struct standin *s)
 
 void standin_pause(struct standin *s)
 {
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	s->paused = true;
 	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 void standin_resume(struct standin *s)
 {
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	s->paused = false;
 	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 void standin_stop(struct standin *s, int exit_code)
 {
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	if (!s->stopping) {
 		s->stopping = true;
 		s->exit_code = exit_code;
 	}
 	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 void standin_reset(struct standin *s)
 {
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	s->ticks = 0;
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 }
 
 int standin_vcpu_tids(struct standin *s, int *tids, unsigned n, int timeout_ms)
 {
-	struct timespec ts = after_ms(timeout_ms);
+	struct timespec ts = clock_cond_deadline_ms(timeout_ms);
 	int r = 0;
 
-	pthread_mutex_lock(&s->lock);
+	mutex_lock(&s->lock);
 	for (unsigned i = 0; i < n && !r; i++) {
 		while (i < s->nr && !s->vcpus[i].tid && !s->stopping && !r)
-			r = pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT ?
+			r = mutex_cond_timedwait(&s->lock, &s->cond, &ts) == -ETIMEDOUT ?
 				-ETIMEDOUT : 0;
 		if (!r && (i >= s->nr || !s->vcpus[i].tid))
 			r = -EAGAIN;
 		if (!r)
 			tids[i] = s->vcpus[i].tid;
 	}
-	pthread_mutex_unlock(&s->lock);
+	mutex_unlock(&s->lock);
 	return r;
 }
 
@@ -155,5 +143,5 @@ void standin_destroy(struct standin *s)
 	free(s->vcpus);
 	s->vcpus = NULL;
 	pthread_cond_destroy(&s->cond);
-	pthread_mutex_destroy(&s->lock);
+	mutex_destroy(&s->lock);
 }

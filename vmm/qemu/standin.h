@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "common/mutex.h"
+
 struct standin;
 
 struct standin_vcpu {
@@ -27,7 +29,7 @@ struct standin_vcpu {
 struct standin {
 	unsigned nr;
 	int out_fd;                 /* serial output, -1: none */
-	pthread_mutex_t lock;
+	struct mutex lock;
 	pthread_cond_t cond;
 	bool paused, stopping;
 	int exit_code;

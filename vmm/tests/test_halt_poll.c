@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "vmm/cli.h"
 #include "vmm/halt_poll.h"
 #include "common/test_check.h"
@@ -52,14 +53,6 @@ static void test_window(void)
 	CHECK_EQ(h.window_ns, 5 * US);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint32_t word;
 static int stop_calls;
 
@@ -85,17 +78,17 @@ static void test_spin(void)
 	uint64_t t0;
 
 	/* The word already moved. */
-	CHECK(halt_poll_spin(&word, word + 1, now_ns() + 1000000000ull, NULL, NULL));
+	CHECK(halt_poll_spin(&word, word + 1, clock_now_ns() + 1000000000ull, NULL, NULL));
 	/* The end passes (1 ms) with nothing happening. */
-	t0 = now_ns();
+	t0 = clock_now_ns();
 	CHECK(!halt_poll_spin(&word, word, t0 + 1000000, NULL, NULL));
-	CHECK(now_ns() - t0 >= 1000000);
+	CHECK(clock_now_ns() - t0 >= 1000000);
 	/* stop says so. */
-	CHECK(!halt_poll_spin(&word, word, now_ns() + 1000000000ull, stop_after_3, NULL));
+	CHECK(!halt_poll_spin(&word, word, clock_now_ns() + 1000000000ull, stop_after_3, NULL));
 	CHECK_EQ(stop_calls, 3);
 	/* Another thread's notify, 2 ms in, inside a 10 s window. */
 	CHECK(pthread_create(&t, NULL, bump, NULL) == 0);
-	CHECK(halt_poll_spin(&word, word, now_ns() + 10000000000ull, NULL, NULL));
+	CHECK(halt_poll_spin(&word, word, clock_now_ns() + 10000000000ull, NULL, NULL));
 	pthread_join(t, NULL);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "vmm/config.h"
 #include "vmm/console.h"
 #include "vmm/iothread.h"
@@ -62,11 +63,9 @@ static void on_signal(void *opaque, int signo)
 /* Wait (up to 5 s) until *v reaches want. Returns whether it did. */
 static bool wait_for(const void *v, size_t want, bool is_int)
 {
-	struct timespec ts;
+	struct timespec ts = clock_cond_deadline_ms(5000);
 	bool ok;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 5;
 	pthread_mutex_lock(&lock);
 	for (;;) {
 		ok = is_int ? *(const int *)v == (int)want : *(const size_t *)v >= want;

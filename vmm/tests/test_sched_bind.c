@@ -85,14 +85,6 @@ static uint64_t now(void)
 	return clock_now_ns();
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void enter_guest(struct fake *f)
 {
 	f->guest_pcpu = (int)f->v.pcpu;
@@ -110,21 +102,21 @@ static void leave_guest(struct fake *f)
 /* Guest mode for ns of wall time; kicks and timer signals are exits. */
 static void run_guest(struct fake *f, uint64_t ns)
 {
-	uint64_t end = now() + ns, c0 = thread_cpu_ns();
+	uint64_t end = now() + ns, c0 = clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	enter_guest(f);
 	while (now() < end && !stop) {
 		if (got_sig) {
 			got_sig = 0;
 			leave_guest(f);
-			f->cpu_ns += thread_cpu_ns() - c0;
+			f->cpu_ns += clock_read_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 			sched_bind_vcpu_check(&f->v);
-			c0 = thread_cpu_ns();
+			c0 = clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 			enter_guest(f);
 		}
 	}
 	leave_guest(f);
-	f->cpu_ns += thread_cpu_ns() - c0;
+	f->cpu_ns += clock_read_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	got_sig = 0;
 	sched_bind_vcpu_check(&f->v);
 }
@@ -380,14 +372,6 @@ static void test_halt(void)
 	CHECK(hist <= halt_rounds);
 }
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sample both hogs: the scheduler's sum_exec and the threads' CPU time. */
 static void fair_sample(clockid_t clk[2], uint64_t exec[2], uint64_t cpu[2])
 {
@@ -396,7 +380,7 @@ static void fair_sample(clockid_t clk[2], uint64_t exec[2], uint64_t cpu[2])
 
 		sched_entity_get_info(&bind.h, fakes[i].v.id, &info);
 		exec[i] = info.sum_exec_ns;
-		cpu[i] = clock_ns(clk[i]);
+		cpu[i] = clock_read_ns(clk[i]);
 	}
 }
 
@@ -511,14 +495,6 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
-static uint64_t proc_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void test_idle(void)
 {
 	uint64_t c0, c1;
@@ -532,9 +508,9 @@ static void test_idle(void)
 	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 4)
 		usleep(1000);
 	usleep(50000);
-	c0 = proc_cpu_ns();
+	c0 = clock_read_ns(CLOCK_PROCESS_CPUTIME_ID);
 	usleep(1000000);
-	c1 = proc_cpu_ns();
+	c1 = clock_read_ns(CLOCK_PROCESS_CPUTIME_ID);
 	printf("idle: %.3f ms of CPU in 1 s with 4 halted vCPUs\n", (c1 - c0) / 1e6);
 	CHECK(c1 - c0 < 10000000ull);
 	/* the VM stops: every halted vCPU leaves */

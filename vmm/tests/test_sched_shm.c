@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "sched/internal.h"
 #include "vmm/sched_shm.h"
 #include "common/test_check.h"
@@ -27,14 +28,6 @@ static void kick_nop(void *o, unsigned p)
 	(void)p;
 }
 static const struct sched_host_ops ops = { .kick = kick_nop };
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct sched_shm_params params(const char *name, const char *cpus)
 {
@@ -192,20 +185,20 @@ static void member_child(const struct sched_shm_params *p)
 	    sched_handle_init(&h, c.dom, c.dom_len, &ops, NULL))
 		_exit(1);
 	for (int i = 0; i < 6; i++)
-		if (sched_entity_add(&h, &ep, now(), &ids[i]))
+		if (sched_entity_add(&h, &ep, clock_now_ns(), &ids[i]))
 			_exit(1);
 	for (unsigned k = 0;; k++) {
 		unsigned id = ids[k % 6], pc = k % 2;
 		struct sched_switch sw;
 
 		sw.next = SCHED_NONE;
-		CALL(sched_wake(&h, id, now(), SCHED_NONE, NULL));
-		CALL(sched_wake_drain(&h, pc, now()));
-		CALL(sched_schedule(&h, pc, now(), &sw));
+		CALL(sched_wake(&h, id, clock_now_ns(), SCHED_NONE, NULL));
+		CALL(sched_wake_drain(&h, pc, clock_now_ns()));
+		CALL(sched_schedule(&h, pc, clock_now_ns(), &sw));
 		if (k % 3 == 0 && sw.next != SCHED_NONE)
-			CALL(sched_block(&h, sw.next, now()));
+			CALL(sched_block(&h, sw.next, clock_now_ns()));
 		if (k % 7 == 0)
-			CALL(sched_balance(&h, pc, now()));
+			CALL(sched_balance(&h, pc, clock_now_ns()));
 	}
 }
 
@@ -221,7 +214,7 @@ static void test_kill_loop(int rounds)
 	CHECK(sched_shm_open(&a, &p, err, sizeof(err)) == 0);
 	CHECK(sched_handle_init(&h, a.dom, a.dom_len, &ops, NULL) == 0);
 	for (int i = 0; i < 3; i++)
-		CHECK(sched_entity_add(&h, &ep, now(), &mine[i]) == 0);
+		CHECK(sched_entity_add(&h, &ep, clock_now_ns(), &mine[i]) == 0);
 	srand(1);
 	for (int round = 0; round < rounds; round++) {
 		pid_t pid = fork();
@@ -232,19 +225,19 @@ static void test_kill_loop(int rounds)
 			member_child(&p);
 		/* once it has joined, run alongside it for a random while,
 		 * then kill it */
-		for (t0 = now(); sched_shm_nr_members(&a) < 2 && now() - t0 < 2000000000ull;)
+		for (t0 = clock_now_ns(); sched_shm_nr_members(&a) < 2 && clock_now_ns() - t0 < 2000000000ull;)
 			usleep(100);
 		CHECK(sched_shm_nr_members(&a) == 2);
-		until = now() + 1000000ull + (uint64_t)(rand() % 20) * 500000ull;
-		for (unsigned k = 0; now() < until; k++) {
+		until = clock_now_ns() + 1000000ull + (uint64_t)(rand() % 20) * 500000ull;
+		for (unsigned k = 0; clock_now_ns() < until; k++) {
 			struct sched_switch sw;
 			unsigned pc = k % 2;
 
-			sched_wake(&h, mine[k % 3], now(), SCHED_NONE, NULL);
-			sched_wake_drain(&h, pc, now());
-			sched_schedule(&h, pc, now(), &sw);
+			sched_wake(&h, mine[k % 3], clock_now_ns(), SCHED_NONE, NULL);
+			sched_wake_drain(&h, pc, clock_now_ns());
+			sched_schedule(&h, pc, clock_now_ns(), &sw);
 			if (k % 2 && sw.next != SCHED_NONE)
-				sched_block(&h, sw.next, now());
+				sched_block(&h, sw.next, clock_now_ns());
 		}
 		for (;;) {
 			if (any_moment)
@@ -260,10 +253,10 @@ static void test_kill_loop(int rounds)
 		CHECK(waitpid(pid, &status, 0) == pid);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		/* the survivor notices and cleans; bounded time = no stall */
-		t0 = now();
-		cleaned = sched_shm_reap(&a, &h, now(), NULL, NULL);
+		t0 = clock_now_ns();
+		cleaned = sched_shm_reap(&a, &h, clock_now_ns(), NULL, NULL);
 		CHECK(cleaned == 1);
-		CHECK(now() - t0 < 1000000000ull);
+		CHECK(clock_now_ns() - t0 < 1000000000ull);
 		CHECK(sched_shm_nr_members(&a) == 1);
 		for (unsigned e = 0; e < 64; e++) {
 			struct sched_entity_info info;
@@ -281,12 +274,12 @@ static void test_kill_loop(int rounds)
 		}
 		/* and the survivor's own vCPUs still run on both pCPUs */
 		for (int i = 0; i < 3; i++)
-			sched_wake(&h, mine[i], now(), SCHED_NONE, NULL);
+			sched_wake(&h, mine[i], clock_now_ns(), SCHED_NONE, NULL);
 		for (unsigned pc = 0; pc < 2; pc++) {
 			struct sched_switch sw;
 
-			sched_wake_drain(&h, pc, now());
-			CHECK(sched_schedule(&h, pc, now(), &sw) == 0);
+			sched_wake_drain(&h, pc, clock_now_ns());
+			CHECK(sched_schedule(&h, pc, clock_now_ns(), &sw) == 0);
 			CHECK(sw.next != SCHED_NONE);
 		}
 		if (check_failures)

@@ -11,6 +11,7 @@
 #include <linux/kvm.h>
 
 #include "common/log.h"
+#include "vmm/kvm.h"
 #include "vmm/x86/arch.h"
 #include "vmm/x86/cpuid.h"
 #include "vmm/x86/irqchip.h"
@@ -25,15 +26,6 @@
 #define MSR_IA32_APIC_BASE    0x1b
 #define APIC_BASE_POWER_UP    0xfee00800ULL   /* 0xfee00000 | EN (bit 11) */
 #define APIC_BASE_BSP         0x100ULL
-
-#define IOCTL_OR_FAIL(fd, req, arg)                                          \
-	do {                                                                 \
-		if (ioctl(fd, req, arg) < 0) {                               \
-			int e_ = errno;                                      \
-			log_error("%s: %s", #req, strerror(e_));             \
-			return -e_;                                          \
-		}                                                            \
-	} while (0)
 
 static struct kvm_cpuid2 *cpuid_alloc(unsigned nent)
 {
@@ -96,10 +88,7 @@ static int set_cpuid(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
 		ret = n;
 	} else {
 		mine->nent = (unsigned)n;
-		if (ioctl(vcpu_fd, KVM_SET_CPUID2, mine) < 0) {
-			ret = -errno;
-			log_error("vCPU %u: KVM_SET_CPUID2: %s", index, strerror(-ret));
-		}
+		ret = kvm_ioctl(vcpu_fd, KVM_SET_CPUID2, mine, "vCPU %u: KVM_SET_CPUID2", index);
 	}
 	free(mine);
 	free(sup);
@@ -128,12 +117,9 @@ static int set_msrs(int vcpu_fd, unsigned index, enum irqchip_mode irqchip)
 	m.e[1] = (struct kvm_msr_entry){ .index = MSR_MTRR_DEF_TYPE, .data = MTRR_DEF_ENABLE_WB };
 	m.e[2] = (struct kvm_msr_entry){ .index = MSR_IA32_APIC_BASE,
 		.data = APIC_BASE_POWER_UP | (index == 0 ? APIC_BASE_BSP : 0) };
-	n = ioctl(vcpu_fd, KVM_SET_MSRS, &m);
-	if (n < 0) {
-		n = -errno;
-		log_error("vCPU %u: KVM_SET_MSRS: %s", index, strerror(-n));
+	n = kvm_ioctl(vcpu_fd, KVM_SET_MSRS, &m, "vCPU %u: KVM_SET_MSRS", index);
+	if (n < 0)
 		return n;
-	}
 	if (n < (int)m.hdr.nmsrs)
 		log_warn("vCPU %u: KVM accepted %d of %u boot MSRs (MSR 0x%x refused)",
 			 index, n, m.hdr.nmsrs, m.e[n].index);
@@ -143,11 +129,12 @@ static int set_msrs(int vcpu_fd, unsigned index, enum irqchip_mode irqchip)
 static int setup_lapic(int vcpu_fd)
 {
 	struct kvm_lapic_state lapic;
+	int r = kvm_ioctl(vcpu_fd, KVM_GET_LAPIC, &lapic, "KVM_GET_LAPIC");
 
-	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_LAPIC, &lapic);
+	if (r)
+		return r;
 	x86_lapic_set_lints((uint8_t *)lapic.regs);
-	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_LAPIC, &lapic);
-	return 0;
+	return kvm_ioctl(vcpu_fd, KVM_SET_LAPIC, &lapic, "KVM_SET_LAPIC");
 }
 
 static int setup_boot_regs(int vcpu_fd, const struct x86_boot_info *boot)
@@ -155,18 +142,20 @@ static int setup_boot_regs(int vcpu_fd, const struct x86_boot_info *boot)
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 	struct kvm_fpu fpu;
+	int r = kvm_ioctl(vcpu_fd, KVM_GET_SREGS, &sregs, "KVM_GET_SREGS");
 
-	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_SREGS, &sregs);
+	if (r)
+		return r;
 	x86_boot_sregs(&sregs, boot->mode);
-	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_SREGS, &sregs);
 	x86_boot_regs(&regs, boot);
-	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_REGS, &regs);
 	/* FPU as after FNINIT, SSE exceptions masked (MXCSR power-on value). */
 	memset(&fpu, 0, sizeof(fpu));
 	fpu.fcw = 0x37f;
 	fpu.mxcsr = 0x1f80;
-	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_FPU, &fpu);
-	return 0;
+	if ((r = kvm_ioctl(vcpu_fd, KVM_SET_SREGS, &sregs, "KVM_SET_SREGS")) ||
+	    (r = kvm_ioctl(vcpu_fd, KVM_SET_REGS, &regs, "KVM_SET_REGS")))
+		return r;
+	return kvm_ioctl(vcpu_fd, KVM_SET_FPU, &fpu, "KVM_SET_FPU");
 }
 
 int x86_vcpu_init(int kvm_fd, int vcpu_fd, unsigned index, unsigned nr_cpus,
@@ -192,11 +181,13 @@ int x86_vcpu_sipi(int vcpu_fd, uint8_t vector)
 {
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
+	int r;
 
-	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_SREGS, &sregs);
-	IOCTL_OR_FAIL(vcpu_fd, KVM_GET_REGS, &regs);
+	if ((r = kvm_ioctl(vcpu_fd, KVM_GET_SREGS, &sregs, "KVM_GET_SREGS")) ||
+	    (r = kvm_ioctl(vcpu_fd, KVM_GET_REGS, &regs, "KVM_GET_REGS")))
+		return r;
 	x86_sipi_regs(&sregs, &regs, vector);
-	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_SREGS, &sregs);
-	IOCTL_OR_FAIL(vcpu_fd, KVM_SET_REGS, &regs);
-	return 0;
+	if ((r = kvm_ioctl(vcpu_fd, KVM_SET_SREGS, &sregs, "KVM_SET_SREGS")))
+		return r;
+	return kvm_ioctl(vcpu_fd, KVM_SET_REGS, &regs, "KVM_SET_REGS");
 }

@@ -15,36 +15,24 @@
 #include <linux/kvm.h>
 
 #include "common/log.h"
+#include "vmm/kvm.h"
 #include "vmm/x86/arch.h"
 #include "vmm/x86/irqchip.h"
 
 #define X86_IDENTITY_MAP_GPA  0xfffbc000ULL
 #define X86_TSS_GPA           0xfffbd000ULL   /* 3 pages, after the identity map */
 
-/* ioctl, logged by name on failure; errno is read before logging can change it. */
-#define VM_IOCTL(fd, req, arg)                                               \
-	do {                                                                 \
-		if (ioctl(fd, req, arg) < 0) {                               \
-			int e_ = errno;                                      \
-			log_error("%s: %s", #req, strerror(e_));             \
-			return -e_;                                          \
-		}                                                            \
-	} while (0)
-
 static int set_gsi_routing(int vm_fd)
 {
 	struct kvm_irq_routing *r;
-	int ret = 0;
+	int ret;
 
 	r = calloc(1, sizeof(*r) + X86_GSI_ROUTES * sizeof(r->entries[0]));
 	if (!r)
 		return -ENOMEM;
 	r->nr = X86_GSI_ROUTES;
 	x86_gsi_routes_build(r->entries);
-	if (ioctl(vm_fd, KVM_SET_GSI_ROUTING, r) < 0) {
-		ret = -errno;
-		log_error("KVM_SET_GSI_ROUTING: %s", strerror(-ret));
-	}
+	ret = kvm_ioctl(vm_fd, KVM_SET_GSI_ROUTING, r, "KVM_SET_GSI_ROUTING");
 	free(r);
 	return ret;
 }
@@ -53,18 +41,19 @@ int x86_vm_init(int vm_fd, const struct vm_config *cfg)
 {
 	uint64_t identity = X86_IDENTITY_MAP_GPA;
 	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
-	int ret;
+	int ret = 0;
 
 	if (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_IDENTITY_MAP_ADDR) > 0)
-		VM_IOCTL(vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &identity);
-	VM_IOCTL(vm_fd, KVM_SET_TSS_ADDR, (unsigned long)X86_TSS_GPA);
-	if (cfg->irqchip != IRQCHIP_KERNEL)
-		return 0;
-	VM_IOCTL(vm_fd, KVM_CREATE_IRQCHIP, 0);
-	/* The default routing sends GSI 0 to IOAPIC pin 0; the MP table says pin 2. */
-	ret = set_gsi_routing(vm_fd);
-	if (ret)
+		ret = kvm_ioctl(vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &identity,
+				"KVM_SET_IDENTITY_MAP_ADDR");
+	if (!ret)
+		ret = kvm_ioctl(vm_fd, KVM_SET_TSS_ADDR, (void *)(uintptr_t)X86_TSS_GPA,
+				"KVM_SET_TSS_ADDR");
+	if (ret || cfg->irqchip != IRQCHIP_KERNEL)
 		return ret;
-	VM_IOCTL(vm_fd, KVM_CREATE_PIT2, &pit);
-	return 0;
+	/* The default routing sends GSI 0 to IOAPIC pin 0; the MP table says pin 2. */
+	if ((ret = kvm_ioctl(vm_fd, KVM_CREATE_IRQCHIP, NULL, "KVM_CREATE_IRQCHIP")) ||
+	    (ret = set_gsi_routing(vm_fd)))
+		return ret;
+	return kvm_ioctl(vm_fd, KVM_CREATE_PIT2, &pit, "KVM_CREATE_PIT2");
 }

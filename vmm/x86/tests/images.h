@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 
 #include "vmm/guest_mem.h"
-#include "check.h"
+#include "le_bytes.h"
 
 /*
  * A bzImage of protocol 2.15: setup_sects 4 (5 * 512 bytes of setup),

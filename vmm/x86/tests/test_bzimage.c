@@ -10,7 +10,8 @@
 #include <asm/bootparam.h>
 
 #include "vmm/x86/boot.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 #include "images.h"
 
 static void test_offsets_match_kernel_header(void)
@@ -176,5 +177,5 @@ int main(void)
 	test_parse();
 	test_reject();
 	test_zero_page();
-	CHECK_DONE("x86_test_bzimage");
+	return check_report("x86_test_bzimage");
 }

@@ -5,7 +5,7 @@
 #include <errno.h>
 
 #include "vmm/x86/cpuid.h"
-#include "check.h"
+#include "common/test_check.h"
 
 #define SIG 0x1    /* KVM_CPUID_FLAG_SIGNIFCANT_INDEX */
 
@@ -188,5 +188,5 @@ int main(void)
 	test_six_cpus_kernel();
 	test_one_cpu_user();
 	test_edges();
-	CHECK_DONE("x86_test_cpuid");
+	return check_report("x86_test_cpuid");
 }

@@ -4,7 +4,8 @@
 
 #include "vmm/x86/boot.h"
 #include "vmm/x86/pvm.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 #include "images.h"
 
 static void test_variants(void)
@@ -187,5 +188,5 @@ int main(void)
 	test_vif_cmdline();
 	test_load();
 	test_reject();
-	CHECK_DONE("x86_test_elf_pvh");
+	return check_report("x86_test_elf_pvh");
 }

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 
 #include "vmm/x86/boot.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 #include "images.h"
 
 #define ITERATIONS 3000
@@ -145,5 +146,5 @@ int main(void)
 	printf("fuzz: %u mutated images, %u accepted as bzImage, %u as PVH ELF\n",
 	       total, accepted_bz, accepted_elf);
 	test_mem_free(&mem);
-	CHECK_DONE("x86_test_fuzz");
+	return check_report("x86_test_fuzz");
 }

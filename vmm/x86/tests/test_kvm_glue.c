@@ -10,7 +10,8 @@
 #include <linux/kvm.h>
 
 #include "vmm/x86/arch.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 
 #define KVM_FD   3
 #define VM_FD    4
@@ -292,5 +293,5 @@ int main(void)
 	test_vm_init();
 	test_vcpu_init();
 	test_sipi();
-	CHECK_DONE("x86_test_kvm_glue");
+	return check_report("x86_test_kvm_glue");
 }

@@ -1,7 +1,7 @@
 /* Guest RAM slots and the e820 memory map, against hand-computed values. */
 #include "vmm/x86/arch.h"
 #include "vmm/x86/boot.h"
-#include "check.h"
+#include "common/test_check.h"
 
 static void test_slots(void)
 {
@@ -49,5 +49,5 @@ int main(void)
 {
 	test_slots();
 	test_e820();
-	CHECK_DONE("x86_test_layout");
+	return check_report("x86_test_layout");
 }

@@ -10,7 +10,8 @@
 
 #include "vmm/x86/arch.h"
 #include "vmm/x86/boot.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 #include "images.h"
 
 #define MEM_BYTES (64ULL << 20)
@@ -261,5 +262,5 @@ int main(void)
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not remove %s\n", dir);
 	}
-	CHECK_DONE("x86_test_load");
+	return check_report("x86_test_load");
 }

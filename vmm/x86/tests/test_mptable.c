@@ -7,7 +7,8 @@
 #include <stdlib.h>
 
 #include "vmm/x86/boot.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 #include "images.h"
 
 static unsigned sum8(const uint8_t *p, size_t n)
@@ -125,5 +126,5 @@ int main(void)
 	test_two_cpus();
 	test_limits();
 	test_write();
-	CHECK_DONE("x86_test_mptable");
+	return check_report("x86_test_mptable");
 }

@@ -14,7 +14,8 @@
 #include "vmm/x86/boot.h"
 #include "vmm/x86/multiboot.h"
 #include "vmm/x86/regs.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 #include "images.h"
 
 #define MEM_BYTES (64ULL << 20)
@@ -316,5 +317,5 @@ int main(void)
 		unlink(path);
 	}
 	rmdir(dir);
-	CHECK_DONE("test_multiboot");
+	return check_report("test_multiboot");
 }

@@ -9,7 +9,8 @@
 #include "vmm/x86/boot.h"
 #include "vmm/x86/irqchip.h"
 #include "vmm/x86/regs.h"
-#include "check.h"
+#include "common/test_check.h"
+#include "le_bytes.h"
 
 static void test_gdt(void)
 {
@@ -198,5 +199,5 @@ int main(void)
 	test_irqchip();
 	test_nmi_due();
 	test_irq_allowed();
-	CHECK_DONE("x86_test_regs");
+	return check_report("x86_test_regs");
 }
