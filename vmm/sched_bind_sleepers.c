@@ -29,6 +29,9 @@
  */
 #include "vmm/sched_bind_internal.h"
 
+#include <errno.h>
+#include <signal.h>
+
 static void word_min(uint64_t *word, uint64_t t)
 {
 	uint64_t cur = __atomic_load_n(word, __ATOMIC_SEQ_CST);
@@ -76,6 +79,10 @@ int sched_bind_sleepers_wake(struct sched_bind *b, unsigned p, uint64_t now)
 				next = d;
 			continue;
 		}
+		/* A member that died keeps its slots until a reap: waking
+		 * its vCPU would hand the pCPU to a thread that is gone. */
+		if (vs->pid != b->pid && kill(vs->pid, 0) && errno == ESRCH)
+			continue;
 		/* its own thread disarms when it runs again; until then a
 		 * later scan's wake finds it runnable and does nothing */
 		if (sched_bind_wake_entity(b, id, p, 0) > 0)
