@@ -30,6 +30,13 @@ const struct qmp_command *qmp_command_find(const char *name);
 /* The whole table, for query-commands. */
 const struct qmp_command *qmp_commands(size_t *n);
 
+/* The statistics queries of virsh domstats (qmp_stats.c). */
+const struct qmp_command *qmp_stats_commands(size_t *n);
+
+/* For a QEMU command lagvisor lacks, the missing feature in a few words;
+ * NULL for a name QEMU does not have either (qmp_unsupported.c). */
+const char *qmp_unsupported_why(const char *name);
+
 /* Fill err with class and a printf-style description; returns -1. */
 int qmp_fail(struct qmp_error *err, const char *cls, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
