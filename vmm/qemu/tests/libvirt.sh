@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Suite 'libvirt': a private libvirtd (its own socket directory and config,
-# started and stopped by PID here) manages lagvisor domains through
-# lagvisor-qemu, with virsh as a user would.
+# Suite 'libvirt': a private libvirtd (its own sockets, config, state, run,
+# cache and log directories, in a mount namespace of its own: see
+# libvirt_private.sh; so it runs beside a system libvirtd, whose domains it
+# never sees) manages lagvisor domains through lagvisor-qemu, with virsh as
+# a user would.
 #
-#   libvirt.sh MODE LAGVISOR_QEMU GUEST_ELF SCRIPTS_LIBVIRT_DIR
+#   libvirt.sh MODE LAGVISOR_QEMU GUEST_ELF SCRIPTS_LIBVIRT_DIR LAGVISOR
 #
 # MODE standin: runs on any host (root). libvirt's capability probe through
 #   lagvisor-qemu, `virsh define` of the example domain, then the whole
@@ -19,13 +21,14 @@
 set -uo pipefail
 SKIP=77
 mode=${1:?mode} emu_src=${2:?lagvisor-qemu} elf_src=${3:?guest elf} scripts=${4:?scripts/libvirt}
+lagvisor_src=${5:?lagvisor}
 
 skip() { echo "SKIP: $*"; exit $SKIP; }
 [ "$(id -u)" = 0 ] || skip "needs root (a system libvirtd runs the domains)"
 if [ "$mode" = kvm ] && [ ! -c /dev/kvm ]; then
 	skip "no /dev/kvm on this host, so no lagvisor VM can run; the management path is covered by libvirt-standin"
 fi
-[ -x "$emu_src" ] || { echo "FAIL: $emu_src is not built"; exit 1; }
+[ -x "$emu_src" ] && [ -x "$lagvisor_src" ] || { echo "FAIL: $emu_src or $lagvisor_src is not built"; exit 1; }
 [ -r "$elf_src" ] || { echo "FAIL: guest $elf_src is not built"; exit 1; }
 
 missing=()
@@ -40,24 +43,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 			>/tmp/lagvisor-libvirt-apt.log 2>&1; } ||
 		{ echo "FAIL: apt-get install ${missing[*]} failed (/tmp/lagvisor-libvirt-apt.log)"; exit 1; }
 fi
-# A running system libvirtd shares /run/libvirt/qemu and /etc/libvirt/qemu
-# with ours: two drivers on one state directory would corrupt each other.
-for pid in $(pgrep -x libvirtd; pgrep -x virtqemud); do
-	grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null && continue
-	skip "another libvirtd/virtqemud (pid $pid) is running; stop it to run this test"
-done
-
 # Under scripts/nested-kvm the host's root, and so /var/lib/libvirt, is a
 # 9p mount, which cannot hold the unix sockets libvirt binds there (QMP
-# monitors): give this (throw-away) VM a private tmpfs in its place. There
-# the chroot's /proc/mounts names /dev/pts by its path outside the chroot,
-# so libvirt's per-domain /dev would lack it (no pty): its mount namespace
-# is turned off, in a qemu.conf copy bound over the original in this VM.
+# monitors): the private instance has tmpfs state directories anyway
+# (libvirt_private.sh). There the chroot's /proc/mounts names /dev/pts by
+# its path outside the chroot, so libvirt's per-domain /dev would lack it
+# (no pty): its mount namespace is turned off in the private qemu.conf.
+extra_conf=''
 if [ "$(findmnt -n -o FSTYPE -T /var/lib/libvirt 2>/dev/null)" = 9p ] && [ -e /dev/kvm ]; then
-	mount -t tmpfs -o mode=755 tmpfs /var/lib/libvirt &&
-		mkdir -p /var/lib/libvirt/qemu /var/lib/libvirt/images &&
-		mount -t tmpfs -o mode=755 tmpfs /var/cache/libvirt ||
-		{ echo "FAIL: cannot put a tmpfs on /var/lib/libvirt (9p host root)"; exit 1; }
 	# No udev in that VM: /dev/kvm as Debian's udev rules leave it, for
 	# the libvirt-qemu user (group kvm) the emulator runs as.
 	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm ||
@@ -65,31 +58,20 @@ if [ "$(findmnt -n -o FSTYPE -T /var/lib/libvirt 2>/dev/null)" = 9p ] && [ -e /d
 	# A fresh /run there lacks /run/lock (/var/lock), where virsh console
 	# takes the pty's lock file (else: "Couldn't create lock file").
 	mkdir -p /run/lock && chmod 1777 /run/lock
-	mkdir -p /run/lagvisor-nested
-	{ cat /etc/libvirt/qemu.conf; echo 'namespaces = [ ]'; } >/run/lagvisor-nested/qemu.conf &&
-		mount --bind /run/lagvisor-nested/qemu.conf /etc/libvirt/qemu.conf ||
-		{ echo "FAIL: cannot bind a qemu.conf without namespaces (nested)"; exit 1; }
+	extra_conf='namespaces = [ ]'
 fi
 
 work=$(mktemp -d /tmp/lagvisor-libvirt.XXXXXX)
 chmod 755 "$work"
-URI="qemu:///system?socket=$work/run/libvirt-sock"
 libvirtd_pid='' virtlogd_pid='' failures=0 domains=()
 # Domain names: unique per run ($$ alone repeats in a fresh nested VM).
 sfx=$$-$RANDOM
-# The binary and the guest where libvirt-qemu can reach them.
+# The binaries and the guest where libvirt-qemu can reach them.
 cp "$emu_src" "$work/lagvisor-qemu" && chmod 755 "$work/lagvisor-qemu"
+cp "$lagvisor_src" "$work/lagvisor" && chmod 755 "$work/lagvisor"
 cp "$elf_src" "$work/guest.elf" && chmod 644 "$work/guest.elf"
 EMU=$work/lagvisor-qemu
-mkdir -p "$work/run" /run/libvirt
-cat >"$work/libvirtd.conf" <<EOC
-unix_sock_dir = "$work/run"
-unix_sock_group = "root"
-unix_sock_rw_perms = "0700"
-auth_unix_rw = "none"
-auth_unix_ro = "none"
-log_outputs = "3:file:$work/libvirtd.log"
-EOC
+. "$(dirname "$0")/libvirt_private.sh"
 
 v() { virsh -q -c "$URI" "$@"; }
 pass() { echo "PASS: $*"; }
@@ -104,18 +86,6 @@ stop_pid() {  # PID: SIGTERM, then SIGKILL after 10 s
 	kill -KILL "$pid" 2>/dev/null
 }
 
-start_libvirtd() {
-	local i
-	rm -f "$work/libvirtd.pid"
-	libvirtd -d -f "$work/libvirtd.conf" -p "$work/libvirtd.pid" || return 1
-	for i in $(seq 300); do
-		[ -s "$work/libvirtd.pid" ] && v version >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	libvirtd_pid=$(cat "$work/libvirtd.pid" 2>/dev/null)
-	v version >/dev/null 2>&1
-}
-
 cleanup() {
 	local d
 	for d in "${domains[@]}"; do
@@ -128,20 +98,15 @@ cleanup() {
 		echo "--- libvirtd log (tail) ---"; tail -n 30 "$work/libvirtd.log" 2>/dev/null
 		for d in "${domains[@]}"; do
 			echo "--- /var/log/libvirt/qemu/$d.log (tail) ---"
-			tail -n 30 "/var/log/libvirt/qemu/$d.log" 2>/dev/null
+			tail -n 30 "$LV_ROOT/var/log/libvirt/qemu/$d.log" 2>/dev/null
 		done
 	fi
+	lv_private_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-# virtlogd carries the emulator's stdout/stderr into the domain log.
-if [ ! -S /run/libvirt/virtlogd-sock ] || ! pgrep -x virtlogd >/dev/null; then
-	rm -f /run/libvirt/virtlogd-sock /run/libvirt/virtlogd-admin-sock
-	virtlogd -d -p "$work/virtlogd.pid" || { echo "FAIL: virtlogd does not start"; exit 1; }
-	for i in $(seq 50); do [ -s "$work/virtlogd.pid" ] && break; sleep 0.1; done
-	virtlogd_pid=$(cat "$work/virtlogd.pid")
-fi
+lv_private_start "$extra_conf" || { echo "FAIL: cannot set up the private libvirt (mount namespace, virtlogd)"; exit 1; }
 start_libvirtd || { echo "FAIL: libvirtd does not start"; failures=1; exit 1; }
 
 if [ -c /dev/kvm ]; then type=kvm; else type=qemu; fi
@@ -162,9 +127,9 @@ wait_state() {  # NAME STATE SECONDS
 	echo "  $1 is '$(state "$1")' ($(reason "$1")), not '$2' after $3 s"
 	return 1
 }
-emu_pid() { cat "/run/libvirt/qemu/$1.pid" 2>/dev/null; }
+emu_pid() { cat "$LV_ROOT/run/libvirt/qemu/$1.pid" 2>/dev/null; }
 # vCPU thread IDs libvirt recorded from query-cpus-fast (its status XML).
-vcpu_tids() { grep -o "<vcpu id='[0-9]*' pid='[0-9]*'" "/run/libvirt/qemu/$1.xml" | grep -o "pid='[0-9]*'" | tr -dc '0-9\n'; }
+vcpu_tids() { grep -o "<vcpu id='[0-9]*' pid='[0-9]*'" "$LV_ROOT/run/libvirt/qemu/$1.xml" | grep -o "pid='[0-9]*'" | tr -dc '0-9\n'; }
 console_text() {  # NAME SECONDS: what `virsh console` shows in that time
 	timeout "$2" script -qfec "virsh -c '$URI' console --force $1" /dev/null 2>&1 </dev/null | tr -d '\r'
 }
@@ -212,7 +177,7 @@ lifecycle() {
 	check "$name: running" wait_state "$name" running 10
 	pid=$(emu_pid "$name")
 	check "$name: <shares> became lagvisor's weight" \
-		grep -Eq "weight [0-9]+ from the cgroup" "/var/log/libvirt/qemu/$name.log"
+		grep -Eq "weight [0-9]+ from the cgroup" "$LV_ROOT/var/log/libvirt/qemu/$name.log"
 	out=$(console_text "$name" $console_s)
 	check "$name: console shows guest output" grep -q "$pattern" <<<"$out"
 	out=$(v dominfo "$name")
@@ -270,7 +235,7 @@ else
 		check "lagvisor-shared-$d-$sfx: runs in the shared scheduling domain (hog output)" \
 			grep -q "hog: t=" <<<"$out"
 		check "lagvisor-shared-$d-$sfx: joined domain lvtest-$sfx" \
-			grep -q "lvtest-$sfx" "/var/log/libvirt/qemu/lagvisor-shared-$d-$sfx.log"
+			grep -q "lvtest-$sfx" "$LV_ROOT/var/log/libvirt/qemu/lagvisor-shared-$d-$sfx.log"
 		v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1
 	done
 	# <vcpusched scheduler='idle'>: libvirt makes the vCPU threads
@@ -296,10 +261,10 @@ else
 	idle_class_on() {
 		local i
 		for i in $(seq 100); do
-			[ "$(grep -c "SCHED_IDLE set from outside: idle class on" "/var/log/libvirt/qemu/$n.log")" -ge 2 ] && return 0
+			[ "$(grep -c "SCHED_IDLE set from outside: idle class on" "$LV_ROOT/var/log/libvirt/qemu/$n.log")" -ge 2 ] && return 0
 			sleep 0.2
 		done
-		grep "idle class\|SCHED_IDLE" "/var/log/libvirt/qemu/$n.log"
+		grep "idle class\|SCHED_IDLE" "$LV_ROOT/var/log/libvirt/qemu/$n.log"
 		return 1
 	}
 	check "$n: lagvisor put both vCPUs in the idle class" idle_class_on
