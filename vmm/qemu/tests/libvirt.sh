@@ -14,10 +14,15 @@
 #   <shares> read back as the weight, dominfo, vCPU thread IDs, vcpupin,
 #   suspend/resume, a libvirtd restart with the domain surviving, reboot,
 #   shutdown, destroy.
+#   In both: virsh domstats (every group, and the usual ones), emulatorpin,
+#   schedinfo --live cpu_shares reaching lagvisor, setvcpus and send-key
+#   failing with the missing feature named while the VM runs on.
 # MODE kvm: the same on a real lagvisor VM running the hog guest, under
 #   --sched host and --sched eevdf; then two domains in one lagvisor
-#   scheduling domain, and <vcpusched scheduler='idle'> becoming lagvisor's
-#   idle class. SKIP (exit 77) without /dev/kvm.
+#   scheduling domain, where a live cpu_shares change shows in `lagvisor
+#   stat --json` within 1 s and survives virsh reboot, and <vcpusched
+#   scheduler='idle'> becoming lagvisor's idle class. SKIP (exit 77)
+#   without /dev/kvm.
 set -uo pipefail
 SKIP=77
 mode=${1:?mode} emu_src=${2:?lagvisor-qemu} elf_src=${3:?guest elf} scripts=${4:?scripts/libvirt}
@@ -166,6 +171,96 @@ define() {  # NAME LAGVISOR_OPTS CMDLINE
 		--cmdline "$3" --no-start >/dev/null
 }
 
+# A virsh command that fails (status != 0) with an error matching PATTERN.
+fails_with() {  # PATTERN VIRSH-ARGS...
+	local pat=$1 out
+	shift
+	out=$(virsh -q -c "$URI" "$@" 2>&1) && { echo "  virsh $*: succeeded"; return 1; }
+	grep -q "$pat" <<<"$out" || { echo "  virsh $*: $out"; return 1; }
+}
+
+# cpu_shares --live as the log tells it (every mode but --sched host, where
+# the host kernel applies the cgroup weight itself).
+live_shares_logged() {  # NAME SHARES
+	local log=$LV_ROOT/var/log/libvirt/qemu/$1.log i
+	grep -q "applied by the host scheduler" "$log" && return 0
+	for i in $(seq 10); do
+		grep -Eq "weight ($2|$(($2 * 1024 / 100))) from the cgroup's CPU weight \(live" "$log" &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# runtime_stats NAME PID: domstats, live cpu_shares, and calls lagvisor
+# does not support, with the emulator still the same process afterwards.
+runtime_stats() {
+	local name=$1 pid=$2 out
+	out=$(v domstats "$name" 2>&1)
+	check "$name: domstats (every group)" bash -c "grep -q 'state.state=1' <<<\"\$1\" &&
+		grep -q 'dirtyrate.calc_status=0' <<<\"\$1\" && grep -q 'block.count=0' <<<\"\$1\"" _ "$out"
+	out=$(v domstats --state --cpu-total --vcpu --balloon --interface --block "$name" 2>&1)
+	check "$name: domstats --state --cpu-total --vcpu --balloon --interface --block" bash -c \
+		"grep -q 'vcpu.current=2' <<<\"\$1\" && grep -q 'cpu.time=' <<<\"\$1\" &&
+		grep -q 'net.count=0' <<<\"\$1\"" _ "$out"
+	check "$name: schedinfo --live cpu_shares=512" v schedinfo "$name" --live --set cpu_shares=512
+	check "$name: lagvisor took the live cpu_shares within 1 s" live_shares_logged "$name" 512
+	check "$name: setvcpus fails, naming CPU hotplug" fails_with "hotpluggable vcpus" \
+		setvcpus "$name" 1 --live
+	check "$name: send-key fails, naming the missing keyboard" \
+		fails_with "lagvisor-qemu does not support send-key: no keyboard" send-key "$name" KEY_A
+	check "$name: still running, same process, after the unsupported calls" bash -c \
+		"[ \"\$(virsh -q -c '$URI' domstate $name)\" = running ] && [ '$(emu_pid "$name")' = '$pid' ]"
+}
+
+# The weights `lagvisor stat --json` shows for member PID's vCPUs, in one
+# line. As libvirt-qemu: the domain's file is that user's, mode 0600.
+stat_weights() {  # DOMAIN PID
+	runuser -u libvirt-qemu -- "$work/lagvisor" stat --domain "$1" --json --once 2>/dev/null |
+		grep -o "\"pid\":$2,\"vcpu\":[0-9]*,\"entity\":[0-9]*,\"weight\":[0-9]*" |
+		sed 's/.*://' | paste -sd' '
+}
+
+# WEIGHTS seen by a look at lagvisor stat that started by T0 + MS (a look
+# reads the domain after it starts: it can only see a change made before).
+weights_by() {  # DOMAIN PID WEIGHTS T0_NS MS
+	local t got
+	for (( ; ; )); do
+		t=$(date +%s%N)
+		got=$(stat_weights "$1" "$2")
+		if [ "$got" = "$3" ]; then
+			echo "  weights $3 in lagvisor stat $(( (t - $4) / 1000000 )) ms after T0"
+			[ $(( (t - $4) / 1000000 )) -le "$5" ] && return 0
+			echo "  ...later than $5 ms"; return 1
+		fi
+		[ $(( (t - $4) / 1000000 )) -le "$5" ] ||
+			{ echo "  vCPU weights of $2: '$got', not '$3'"; return 1; }
+		sleep 0.01
+	done
+}
+
+# live_shares_in_stat NAME DOMAIN: `virsh schedinfo --set cpu_shares=512
+# --live` changes the VM's weight in lagvisor's scheduler (lagvisor stat)
+# within 1 s of the command's start, and the weight outlives virsh reboot.
+live_shares_in_stat() {
+	local name=$1 dom=$2 pid w t0
+	pid=$(emu_pid "$name")
+	# cgroup v1 keeps shares as they are; v2's cpu.weight 100 is 1024.
+	if grep -Eq '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$pid/cgroup"; then w=512; else w=5242; fi
+	check "$name: lagvisor stat shows weight 1024 (no <shares>)" \
+		weights_by "$dom" "$pid" "1024 1024" "$(date +%s%N)" 2000
+	t0=$(date +%s%N)
+	check "$name: schedinfo --live --set cpu_shares=512" \
+		v schedinfo "$name" --live --set cpu_shares=512
+	echo "  (virsh schedinfo took $(( ($(date +%s%N) - t0) / 1000000 )) ms; T0 is its start)"
+	check "$name: lagvisor stat shows weight $w within 1 s" \
+		weights_by "$dom" "$pid" "$w $w" "$t0" 1000
+	check "$name: reboot" v reboot "$name"
+	check "$name: running after reboot" wait_state "$name" running 15
+	check "$name: weight $w kept across the reboot" \
+		weights_by "$dom" "$(emu_pid "$name")" "$w $w" "$(date +%s%N)" 2000
+}
+
 # lifecycle NAME PATTERN: the virsh commands of vmm/qemu/README.md §3-§4,
 # in order.
 lifecycle() {
@@ -187,6 +282,10 @@ lifecycle() {
 	check "$name: libvirt's vCPU thread IDs are lagvisor's vCPU threads" tids_are_vcpus "$name"
 	check "$name: vcpupin 1 0" v vcpupin "$name" 1 0
 	check "$name: vCPU 1's thread allowed only on CPU 0" pinned_to_0 "$name"
+	check "$name: emulatorpin 0 --live" v emulatorpin "$name" 0 --live
+	check "$name: the emulator's main thread allowed only on CPU 0" \
+		grep -q '^Cpus_allowed_list:[[:space:]]*0$' "/proc/$pid/status"
+	runtime_stats "$name" "$pid"
 	check "$name: suspend" v suspend "$name"
 	check "$name: paused" wait_state "$name" paused 5
 	check "$name: resume" v resume "$name"
@@ -236,8 +335,9 @@ else
 			grep -q "hog: t=" <<<"$out"
 		check "lagvisor-shared-$d-$sfx: joined domain lvtest-$sfx" \
 			grep -q "lvtest-$sfx" "$LV_ROOT/var/log/libvirt/qemu/lagvisor-shared-$d-$sfx.log"
-		v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1
 	done
+	live_shares_in_stat "lagvisor-shared-a-$sfx" "lvtest-$sfx"
+	for d in a b; do v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1; done
 	# <vcpusched scheduler='idle'>: libvirt makes the vCPU threads
 	# SCHED_IDLE while the domain is still paused; lagvisor's scheduler
 	# takes that as the idle class at their first grant.
