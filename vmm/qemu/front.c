@@ -280,6 +280,7 @@ static void front_fill_machine(struct front *f)
 	struct qmp_machine *m = &f->machine;
 
 	m->nr_cpus = l->cfg.nr_cpus;
+	m->nr_max_cpus = l->max_cpus;
 	m->mem_bytes = l->cfg.mem_bytes;
 	m->name = l->name;
 	m->uuid = l->uuid;

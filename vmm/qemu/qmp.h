@@ -64,6 +64,7 @@ struct qmp_backend_ops {
 /* Facts about the machine that the queries report. */
 struct qmp_machine {
 	unsigned nr_cpus;
+	unsigned nr_max_cpus;                /* -smp maxcpus; <= nr_cpus: as nr_cpus */
 	uint64_t mem_bytes;
 	const char *name;                    /* NULL: none */
 	const char *uuid;                    /* NULL: none */

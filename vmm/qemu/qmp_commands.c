@@ -153,15 +153,19 @@ static struct json_object *cpu_qom_path(unsigned i)
 static int cmd_query_hotpluggable_cpus(struct qmp_conn *c, struct json_object *args,
 				       struct json_object **ret, struct qmp_error *err)
 {
+	const struct qmp_machine *m = c->machine;
+
 	(void)args; (void)err;
 	*ret = json_object_new_array();
-	/* QEMU lists them highest first. */
-	for (unsigned i = c->machine->nr_cpus; i-- > 0;) {
+	/* QEMU lists them highest first; a slot for hotplug (-smp maxcpus)
+	 * has no qom-path: its device_add then fails naming CPU hotplug. */
+	for (unsigned i = m->nr_max_cpus > m->nr_cpus ? m->nr_max_cpus : m->nr_cpus; i-- > 0;) {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "props", cpu_props(i));
 		json_object_object_add(o, "vcpus-count", json_object_new_int(1));
-		json_object_object_add(o, "qom-path", cpu_qom_path(i));
+		if (i < m->nr_cpus)
+			json_object_object_add(o, "qom-path", cpu_qom_path(i));
 		json_object_object_add(o, "type", json_object_new_string(QMP_CPU_TYPE));
 		json_object_array_add(*ret, o);
 	}

@@ -317,6 +317,25 @@ if [ "$mode" = standin ]; then
 		"virsh -q -c '$URI' dumpxml lagvisor-example-$sfx | grep -q '<emulator>$EMU</emulator>'"
 	define "lagvisor-standin-$sfx" machine=standin,verbose=1 cpus=2
 	lifecycle "lagvisor-standin-$sfx" "lagvisor stand-in: tick"
+	# <vcpu current='1'>2: libvirt sees a free CPU slot and plugs it with
+	# device_add, which fails naming the missing hotplug.
+	n=lagvisor-hotplug-$sfx
+	domains+=("$n")
+	"$scripts/define-and-start" --uri "$URI" --emulator "$EMU" --kernel "$work/guest.elf" \
+		--name "$n" --cpus 2 --memory 32 --type "$type" --lagvisor machine=standin \
+		--no-start --xml-out "$work/hotplug.xml" >/dev/null
+	v undefine "$n" >/dev/null
+	sed -i "s|<vcpu placement='static'>2</vcpu>|<vcpu placement='static' current='1'>2</vcpu>|" \
+		"$work/hotplug.xml"
+	check "$n: define and start with <vcpu current='1'>2" bash -c \
+		"virsh -q -c '$URI' define '$work/hotplug.xml' >/dev/null && virsh -q -c '$URI' start $n >/dev/null"
+	pid=$(emu_pid "$n")
+	check "$n: setvcpus 2 --live fails, naming device hotplug" \
+		fails_with "does not support device_add: no device hotplug" setvcpus "$n" 2 --live
+	check "$n: still running, same process, one vCPU" bash -c \
+		"[ \"\$(virsh -q -c '$URI' domstate $n)\" = running ] && [ '$(emu_pid "$n")' = '$pid' ] &&
+		 [ \"\$(virsh -q -c '$URI' vcpucount $n --live --active)\" = 1 ]"
+	v destroy "$n" >/dev/null 2>&1
 else
 	define "lagvisor-hog-$sfx" sched=host,verbose=1 "cpus=2 hog.duration_ms=0 hog.report_ms=500"
 	lifecycle "lagvisor-hog-$sfx" "hog: t="

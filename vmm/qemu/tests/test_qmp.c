@@ -369,6 +369,17 @@ static void test_domstats(void)
 	CHECK(take(&c) == 1 && !strcmp(error_class(0), "CommandNotFound"));
 	exec1(&c, "{\"execute\":\"query-status\",\"id\":\"s\"}", "s");
 	qmp_conn_destroy(&c);
+	/* -smp N,maxcpus=N+1: the spare slot is listed, unplugged (no qom-path). */
+	struct qmp_machine spare = machine;
+
+	spare.nr_max_cpus = machine.nr_cpus + 1;
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &spare) == 0);
+	negotiate(&c);
+	r = exec1(&c, "{\"execute\":\"query-hotpluggable-cpus\"}", NULL);
+	CHECK(json_object_array_length(r) == machine.nr_cpus + 1);
+	CHECK(!member(json_object_array_get_idx(r, 0), "qom-path"));
+	CHECK(member(json_object_array_get_idx(r, 1), "qom-path") != NULL);
+	qmp_conn_destroy(&c);
 	drop_msgs();
 }
 
