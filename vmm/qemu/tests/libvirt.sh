@@ -112,6 +112,12 @@ cleanup() {
 trap cleanup EXIT
 
 lv_private_start "$extra_conf" || { echo "FAIL: cannot set up the private libvirt (mount namespace, virtlogd)"; exit 1; }
+# A system libvirt already running (the usual case on a user's machine)
+# must keep its domains, untouched by ours.
+system_domains() { virsh -q -c qemu:///system list --all 2>/dev/null; }
+same_system_domains() { [ "$(system_domains)" = "$system_before" ]; }
+system_before=''
+[ -S /run/libvirt/libvirt-sock ] && system_before=$(system_domains)
 start_libvirtd || { echo "FAIL: libvirtd does not start"; failures=1; exit 1; }
 
 if [ -c /dev/kvm ]; then type=kvm; else type=qemu; fi
@@ -398,5 +404,8 @@ else
 	fi
 fi
 
+if [ -n "$system_before" ]; then
+	check "the system libvirt's domains are as they were" same_system_domains
+fi
 echo "$failures failure(s)"
 [ $failures -eq 0 ]
