@@ -20,7 +20,9 @@
 # MODE kvm: the same on a real lagvisor VM running the hog guest, under
 #   --sched host and --sched eevdf; then two domains in one lagvisor
 #   scheduling domain, where a live cpu_shares change shows in `lagvisor
-#   stat --json` within 1 s and survives virsh reboot, and <vcpusched
+#   stat --json` within 1 s and survives virsh reboot; two VMs on one host
+#   CPU get CPU time 2:1 by shares 2048:1024, and 1:2 once schedinfo
+#   --live swaps them (libvirt_shares.sh); and <vcpusched
 #   scheduler='idle'> becoming lagvisor's idle class. SKIP (exit 77)
 #   without /dev/kvm.
 set -uo pipefail
@@ -77,6 +79,7 @@ cp "$lagvisor_src" "$work/lagvisor" && chmod 755 "$work/lagvisor"
 cp "$elf_src" "$work/guest.elf" && chmod 644 "$work/guest.elf"
 EMU=$work/lagvisor-qemu
 . "$(dirname "$0")/libvirt_private.sh"
+. "$(dirname "$0")/libvirt_shares.sh"
 
 v() { virsh -q -c "$URI" "$@"; }
 pass() { echo "PASS: $*"; }
@@ -170,10 +173,10 @@ pinned_to_0() {
 		{ echo "  vCPU 1 (tid $tid): $(grep Cpus_allowed_list "/proc/$pid/task/$tid/status")"; return 1; }
 }
 
-define() {  # NAME LAGVISOR_OPTS CMDLINE
+define() {  # NAME LAGVISOR_OPTS CMDLINE [VCPUS]
 	domains+=("$1")
 	"$scripts/define-and-start" --uri "$URI" --emulator "$EMU" --kernel "$work/guest.elf" \
-		--name "$1" --cpus 2 --memory 32 --type "$type" --lagvisor "$2" \
+		--name "$1" --cpus "${4:-2}" --memory 32 --type "$type" --lagvisor "$2" \
 		--cmdline "$3" --no-start >/dev/null
 }
 
@@ -217,54 +220,6 @@ runtime_stats() {
 		fails_with "lagvisor-qemu does not support send-key: no keyboard" send-key "$name" KEY_A
 	check "$name: still running, same process, after the unsupported calls" bash -c \
 		"[ \"\$(virsh -q -c '$URI' domstate $name)\" = running ] && [ '$(emu_pid "$name")' = '$pid' ]"
-}
-
-# The weights `lagvisor stat --json` shows for member PID's vCPUs, in one
-# line. As libvirt-qemu: the domain's file is that user's, mode 0600.
-stat_weights() {  # DOMAIN PID
-	runuser -u libvirt-qemu -- "$work/lagvisor" stat --domain "$1" --json --once 2>/dev/null |
-		grep -o "\"pid\":$2,\"vcpu\":[0-9]*,\"entity\":[0-9]*,\"weight\":[0-9]*" |
-		sed 's/.*://' | paste -sd' '
-}
-
-# WEIGHTS seen by a look at lagvisor stat that started by T0 + MS (a look
-# reads the domain after it starts: it can only see a change made before).
-weights_by() {  # DOMAIN PID WEIGHTS T0_NS MS
-	local t got
-	for (( ; ; )); do
-		t=$(date +%s%N)
-		got=$(stat_weights "$1" "$2")
-		if [ "$got" = "$3" ]; then
-			echo "  weights $3 in lagvisor stat $(( (t - $4) / 1000000 )) ms after T0"
-			[ $(( (t - $4) / 1000000 )) -le "$5" ] && return 0
-			echo "  ...later than $5 ms"; return 1
-		fi
-		[ $(( (t - $4) / 1000000 )) -le "$5" ] ||
-			{ echo "  vCPU weights of $2: '$got', not '$3'"; return 1; }
-		sleep 0.01
-	done
-}
-
-# live_shares_in_stat NAME DOMAIN: `virsh schedinfo --set cpu_shares=512
-# --live` changes the VM's weight in lagvisor's scheduler (lagvisor stat)
-# within 1 s of the command's start, and the weight outlives virsh reboot.
-live_shares_in_stat() {
-	local name=$1 dom=$2 pid w t0
-	pid=$(emu_pid "$name")
-	# cgroup v1 keeps shares as they are; v2's cpu.weight 100 is 1024.
-	if grep -Eq '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$pid/cgroup"; then w=512; else w=5242; fi
-	check "$name: lagvisor stat shows weight 1024 (no <shares>)" \
-		weights_by "$dom" "$pid" "1024 1024" "$(date +%s%N)" 2000
-	t0=$(date +%s%N)
-	check "$name: schedinfo --live --set cpu_shares=512" \
-		v schedinfo "$name" --live --set cpu_shares=512
-	echo "  (virsh schedinfo took $(( ($(date +%s%N) - t0) / 1000000 )) ms; T0 is its start)"
-	check "$name: lagvisor stat shows weight $w within 1 s" \
-		weights_by "$dom" "$pid" "$w $w" "$t0" 1000
-	check "$name: reboot" v reboot "$name"
-	check "$name: running after reboot" wait_state "$name" running 15
-	check "$name: weight $w kept across the reboot" \
-		weights_by "$dom" "$(emu_pid "$name")" "$w $w" "$(date +%s%N)" 2000
 }
 
 # lifecycle NAME PATTERN: the virsh commands of vmm/qemu/README.md §3-§4,
@@ -363,6 +318,7 @@ else
 	done
 	live_shares_in_stat "lagvisor-shared-a-$sfx" "lvtest-$sfx"
 	for d in a b; do v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1; done
+	shares_fairness "lagvisor-fair-$sfx" "lvfair-$sfx"
 	# <vcpusched scheduler='idle'>: libvirt makes the vCPU threads
 	# SCHED_IDLE while the domain is still paused; lagvisor's scheduler
 	# takes that as the idle class at their first grant.
