@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "vmm/kvm.h"
+#include "vmm/kvm_stats_all.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm_reset.h"
 
@@ -264,6 +265,19 @@ static int fb_vcpu_tids(void *opaque, int *tids, unsigned n)
 	return r;
 }
 
+static int fb_kvm_stats(void *opaque, int vcpu,
+			void (*fn)(void *arg, const struct kvm_stat *s), void *arg)
+{
+	struct front *f = opaque;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->vm_live && !f->launch->standin)
+		r = vm_kvm_stats(&f->vm, vcpu, fn, arg);
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
 static const struct qmp_backend_ops front_qmp_ops = {
 	.state = fb_state,
 	.stop = fb_stop,
@@ -272,6 +286,7 @@ static const struct qmp_backend_ops front_qmp_ops = {
 	.reset = fb_reset,
 	.quit = fb_quit,
 	.vcpu_tids = fb_vcpu_tids,
+	.kvm_stats = fb_kvm_stats,
 };
 
 static void front_fill_machine(struct front *f)

@@ -146,7 +146,7 @@ static struct json_object *cpu_qom_path(unsigned i)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/machine/unattached/device[%u]", i);
+	snprintf(path, sizeof(path), QMP_CPU_QOM_PATH, i);
 	return json_object_new_string(path);
 }
 

@@ -1,13 +1,12 @@
 /*
  * The statistics queries of `virsh domstats` (every group, libvirt 9.0):
  * query-stats (vcpu halt polling for cpu.haltpoll, every vcpu and vm
- * statistic), query-stats-schemas, query-blockstats (with and without
- * query-nodes), query-dirty-rate. lagvisor publishes its own counters in
- * the scheduling domain (`lagvisor stat`), not as QEMU stats providers, so
- * the answers are the ones QEMU 7.2 gives for a VM whose providers have
- * nothing (its TCG accelerator, checked on Debian 12): empty lists, and a
- * dirty-rate measurement never started. Arguments are checked as QEMU's
- * schema checks them, so that a mistake is not answered as a success.
+ * statistic) and query-stats-schemas, answered from KVM's own statistics
+ * as QEMU answers them (qmp_kvm_stats.c), and, as QEMU 7.2 answers for a VM
+ * without block devices, query-blockstats (with and without query-nodes)
+ * and query-dirty-rate (a measurement never started). Arguments are
+ * checked as QEMU's schema checks them, so that a mistake is not answered
+ * as a success.
  */
 #include <json-c/json.h>
 #include <string.h>
@@ -66,13 +65,15 @@ static int list_arg(struct json_object *args, const char *name, struct json_obje
 	return 0;
 }
 
-/* providers: [{"provider": "kvm", "names": [...]}, ...] */
-static int check_providers(struct json_object *providers, struct qmp_error *err)
+/* providers: [{"provider": "kvm", "names": [...]}, ...]; *names: the
+ * first entry's names (NULL: all). */
+static int check_providers(struct json_object *providers, struct json_object **names,
+			   struct qmp_error *err)
 {
 	static const char *const keys[] = { "provider", "names" };
 
 	for (size_t i = 0; providers && i < json_object_array_length(providers); i++) {
-		struct json_object *p = json_object_array_get_idx(providers, i), *v, *names;
+		struct json_object *p = json_object_array_get_idx(providers, i), *v, *list;
 
 		if (!json_object_is_type(p, json_type_object))
 			return qmp_fail(err, "GenericError", "Invalid parameter type for "
@@ -82,8 +83,10 @@ static int check_providers(struct json_object *providers, struct qmp_error *err)
 		if (!json_object_object_get_ex(p, "provider", &v))
 			return qmp_fail(err, "GenericError", "Parameter 'provider' is missing");
 		if (enum_arg(v, "provider", stats_providers, ARRAY_SIZE(stats_providers), err) ||
-		    list_arg(p, "names", &names, err))
+		    list_arg(p, "names", &list, err))
 			return -1;
+		if (i == 0)
+			*names = list;
 	}
 	return 0;
 }
@@ -92,18 +95,21 @@ static int cmd_query_stats(struct qmp_conn *c, struct json_object *args,
 			   struct json_object **ret, struct qmp_error *err)
 {
 	static const char *const keys[] = { "target", "providers", "vcpus" };
-	struct json_object *target, *providers, *vcpus;
+	struct json_object *target, *providers, *vcpus, *names = NULL;
 
-	(void)c;
 	if (only_args(args, keys, ARRAY_SIZE(keys), err))
 		return -1;
 	if (!args || !json_object_object_get_ex(args, "target", &target))
 		return qmp_fail(err, "GenericError", "Parameter 'target' is missing");
 	if (enum_arg(target, "target", stats_targets, ARRAY_SIZE(stats_targets), err) ||
-	    list_arg(args, "providers", &providers, err) || check_providers(providers, err) ||
-	    list_arg(args, "vcpus", &vcpus, err))
+	    list_arg(args, "providers", &providers, err) ||
+	    check_providers(providers, &names, err) || list_arg(args, "vcpus", &vcpus, err))
 		return -1;
 	*ret = json_object_new_array();
+	/* An empty provider list asks for no provider. */
+	if (!providers || json_object_array_length(providers))
+		qmp_kvm_stats_values(c, !strcmp(json_object_get_string(target), "vcpu"), names,
+				     vcpus, *ret);
 	return 0;
 }
 
@@ -124,11 +130,11 @@ static int cmd_query_stats_schemas(struct qmp_conn *c, struct json_object *args,
 {
 	struct json_object *p;
 
-	(void)c;
 	if (opt_arg(args, "provider", &p, err) ||
 	    (p && enum_arg(p, "provider", stats_providers, ARRAY_SIZE(stats_providers), err)))
 		return -1;
 	*ret = json_object_new_array();
+	qmp_kvm_stats_schemas(c, *ret);
 	return 0;
 }
 

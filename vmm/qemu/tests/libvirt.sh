@@ -208,6 +208,11 @@ runtime_stats() {
 	out=$(v domstats "$name" 2>&1)
 	check "$name: domstats (every group)" bash -c "grep -q 'state.state=1' <<<\"\$1\" &&
 		grep -q 'dirtyrate.calc_status=0' <<<\"\$1\" && grep -q 'block.count=0' <<<\"\$1\"" _ "$out"
+	if [ "$mode" = kvm ]; then
+		check "$name: domstats has KVM's statistics (vcpu.1.exits.sum, vm.pages_4k.cur)" \
+			bash -c "grep -q 'vcpu.1.exits.sum=[1-9]' <<<\"\$1\" && grep -q 'vm.pages_4k.cur=' <<<\"\$1\"" \
+			_ "$out"
+	fi
 	out=$(v domstats --state --cpu-total --vcpu --balloon --interface --block "$name" 2>&1)
 	check "$name: domstats --state --cpu-total --vcpu --balloon --interface --block" bash -c \
 		"grep -q 'vcpu.current=2' <<<\"\$1\" && grep -q 'cpu.time=' <<<\"\$1\" &&
