@@ -31,19 +31,29 @@ int cgroup_weight_parse(const char *text, bool v2, uint32_t *weight)
 	return 0;
 }
 
-/* dir/<path>[/..]/file where a trailing "/emulator" is dropped; 0 when
- * that file exists. */
+/* plen less a trailing component `tail` ("/name") of path, if it has it. */
+static size_t drop_tail(const char *path, size_t plen, const char *tail)
+{
+	size_t tlen = strlen(tail);
+
+	return plen >= tlen && !memcmp(path + plen - tlen, tail, tlen) ? plen - tlen : plen;
+}
+
+/*
+ * dir/<domain cgroup>/file, 0 when that file exists. The process is in
+ * the domain cgroup's "emulator" child; under systemd that is inside
+ * libvirt's nested "libvirt" group of the machine scope
+ * (machine.slice/machine-qemu...scope/libvirt/emulator), and libvirt puts
+ * the shares on the scope itself (the nested group is for quotas).
+ */
 static int cg_file(char *out, size_t len, const char *dir, const char *path,
 		   const char *file)
 {
 	size_t plen = strlen(path);
-	static const char emu[] = "/emulator";
 
 	while (plen && path[plen - 1] == '/')
 		plen--;
-	if (plen >= sizeof(emu) - 1 &&
-	    !memcmp(path + plen - (sizeof(emu) - 1), emu, sizeof(emu) - 1))
-		plen -= sizeof(emu) - 1;
+	plen = drop_tail(path, drop_tail(path, plen, "/emulator"), "/libvirt");
 	if (snprintf(out, len, "%s%.*s/%s", dir, (int)plen, path, file) >= (int)len)
 		return -ENAMETOOLONG;
 	return access(out, F_OK) ? -ENOENT : 0;
