@@ -244,6 +244,11 @@ struct sched_entity_info {
 
 int sched_entity_get_info(struct sched_handle *h, unsigned id, struct sched_entity_info *out);
 
+/* The entity's weight from nice/weight (its idle class aside), without
+ * taking any lock: for observers of a domain others run (sched/peek.c).
+ * 0 or -EINVAL for an id out of range. */
+int sched_entity_peek_weight(const struct sched_handle *h, unsigned id, uint32_t *weight);
+
 /* ---- wakeup (sched/README.md §4) ---------------------------------------- */
 
 enum sched_wake_how {

@@ -35,7 +35,8 @@ const struct seccomp_rule seccomp_rules[] = {
 	R(ioctl, SC_IOCTL_VCPU, V, "KVM_RUN and the vCPU state the exit handlers read and set "
 	  "(registers, MSRs, interrupt and NMI injection, INIT/SIPI), KVM_IRQ_LINE"),
 	R(ioctl, SC_IOCTL_KVM, I | M | Q | P, "KVM: IRQ lines raised by the console (I), the VM "
-	  "built (Q) and reset in place (P); the terminal's mode (console raw mode and restore)"),
+	  "built (Q), reset in place and its statistics file opened for query-stats (P); the "
+	  "terminal's mode (console raw mode and restore)"),
 	R(futex, SC_ALLOW, ALL, "mutexes and condition variables; the scheduler's grant "
 	  "words and the user irqchip's halt waits"),
 	R(rt_sigtimedwait, SC_ALLOW, V | Q, "consume a kick that came while it was blocked"),

@@ -176,6 +176,23 @@ static void print_pcpus(FILE *f, const struct sched_shm *s, bool json, struct st
 		prev->t_ns = now;
 }
 
+static void observer_kick(void *opaque, unsigned pcpu)
+{
+	(void)opaque; (void)pcpu;
+}
+
+/* Entity e's weight, read without the domain's locks; 0: unreadable. */
+static uint32_t entity_weight(const struct sched_shm *s, unsigned e)
+{
+	static const struct sched_host_ops ops = { .kick = observer_kick };
+	struct sched_handle h;
+	uint32_t w = 0;
+
+	if (sched_handle_init(&h, s->dom, s->dom_len, &ops, NULL) == 0)
+		sched_entity_peek_weight(&h, e, &w);
+	return w;
+}
+
 void stat_json_string(FILE *f, const char *str)
 {
 	fputc('"', f);
@@ -225,14 +242,14 @@ static void print_vcpu(FILE *f, const struct sched_shm *s, unsigned e, bool json
 	if (json) {
 		fprintf(f, "%s{\"vm\":", first ? "" : ",");
 		stat_json_string(f, vm);
-		fprintf(f, ",\"pid\":%d,\"vcpu\":%u,\"entity\":%u,\"run_ns\":%" PRIu64
+		fprintf(f, ",\"pid\":%d,\"vcpu\":%u,\"entity\":%u,\"weight\":%u,\"run_ns\":%" PRIu64
 			",\"wait_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64 ",\"wakeups\":%"
 			PRIu64 ",\"preemptions\":%" PRIu64 ",\"migrations\":%" PRIu64
 			",\"blocks\":%" PRIu64 ",\"lat_max_ns\":%" PRIu64
 			",\"kvm_exits\":%" PRIu64 ",\"kvm_emulations\":%" PRIu64
 			",\"lat_hist_log2_us\":[", (int)v->pid,
-			v->vcpu_index, e, run_now(v, now), LD(v->wait_ns), LD(v->steal_ns),
-			LD(v->nr_wakeups), LD(v->nr_preemptions), LD(v->nr_migrations),
+			v->vcpu_index, e, entity_weight(s, e), run_now(v, now), LD(v->wait_ns),
+			LD(v->steal_ns), LD(v->nr_wakeups), LD(v->nr_preemptions), LD(v->nr_migrations),
 			LD(v->nr_blocks), LD(v->lat_max_ns), LD(v->kvm_exits),
 			LD(v->kvm_emulations));
 		for (unsigned i = 0; i < SCHED_SHM_LAT_BUCKETS; i++)

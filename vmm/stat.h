@@ -5,7 +5,7 @@
  * members' --name), read live from its file (never
  * joining it, never taking its locks). Per vCPU: run, wait and steal time,
  * wakeups, wakeup latency percentiles from the log2 histogram, preemptions,
- * migrations, blocks; per pCPU: utilisation (time a vCPU thread held it)
+ * migrations, blocks, the weight (JSON); per pCPU: utilisation (time a vCPU thread held it)
  * and who holds it. Refreshes in place like top (ANSI home + clear) every
  * interval, or prints one snapshot with --once; --json prints one JSON
  * object per snapshot (one line each).

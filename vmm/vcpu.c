@@ -42,6 +42,8 @@ int vcpu_create(struct vcpu *v, struct vm *vm, unsigned index,
 	memset(v, 0, sizeof(*v));
 	v->vm = vm;
 	v->index = index;
+	/* Not fd 0 until the thread opens it: QMP's query-stats may look. */
+	v->kstats.fd = -1;
 	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, (unsigned long)index);
 	if (v->fd < 0) {
 		int e = errno;

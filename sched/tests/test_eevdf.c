@@ -210,6 +210,14 @@ static void test_place_lag_inflation(void)
 	CHECK_EQ(sched_block(&t->h, b, 3 * MS), 0);
 	CHECK_EQ(sched_set_weight(&t->h, b, 2048, 3 * MS), 0);
 	CHECK_EQ(tinfo(t, b).lag, 50000);      /* vlag * 1024/2048 */
+	{
+		uint32_t w = 0;
+
+		/* what lagvisor stat reads, without the locks */
+		CHECK_EQ(sched_entity_peek_weight(&t->h, b, &w), 0);
+		CHECK_EQ(w, 2048);
+		CHECK_EQ(sched_entity_peek_weight(&t->h, 1u << 30, &w), -EINVAL);
+	}
 	CHECK_EQ(sched_wake(&t->h, b, 3 * MS, 0, &wr), 0);
 	ib = tinfo(t, b);
 	ia = tinfo(t, a);

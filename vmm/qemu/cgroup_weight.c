@@ -5,80 +5,74 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/qemu/qemu_opts.h"
 
 #define CGROUP_WEIGHT_MAX (1u << 20)     /* lagvisor's --weight bound */
 
-static int read_uint(const char *path, uint64_t *v)
+int cgroup_weight_parse(const char *text, bool v2, uint32_t *weight)
 {
 	char buf[32];
-	FILE *f = fopen(path, "re");
-	size_t n;
+	uint64_t v;
 
-	if (!f)
-		return -ENOENT;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	snprintf(buf, sizeof(buf), "%s", text);
 	buf[strcspn(buf, "\n")] = '\0';
-	return qemu_parse_uint(buf, UINT32_MAX, v);
+	if (qemu_parse_uint(buf, UINT32_MAX, &v))
+		return -EINVAL;
+	if (v2) {
+		if (v < 1 || v > 10000)
+			return -EINVAL;
+		v = v * 1024 / 100;
+	} else if (v < 2) {
+		return -EINVAL;
+	}
+	*weight = (uint32_t)(v < 1 ? 1 : v > CGROUP_WEIGHT_MAX ? CGROUP_WEIGHT_MAX : v);
+	return 0;
 }
 
-/* dir/<path>[/..]/file where a trailing "/emulator" is dropped. */
+/* plen less a trailing component `tail` ("/name") of path, if it has it. */
+static size_t drop_tail(const char *path, size_t plen, const char *tail)
+{
+	size_t tlen = strlen(tail);
+
+	return plen >= tlen && !memcmp(path + plen - tlen, tail, tlen) ? plen - tlen : plen;
+}
+
+/*
+ * dir/<domain cgroup>/file, 0 when that file exists. The process is in
+ * the domain cgroup's "emulator" child; under systemd that is inside
+ * libvirt's nested "libvirt" group of the machine scope
+ * (machine.slice/machine-qemu...scope/libvirt/emulator), and libvirt puts
+ * the shares on the scope itself (the nested group is for quotas).
+ */
 static int cg_file(char *out, size_t len, const char *dir, const char *path,
 		   const char *file)
 {
 	size_t plen = strlen(path);
-	static const char emu[] = "/emulator";
 
 	while (plen && path[plen - 1] == '/')
 		plen--;
-	if (plen >= sizeof(emu) - 1 &&
-	    !memcmp(path + plen - (sizeof(emu) - 1), emu, sizeof(emu) - 1))
-		plen -= sizeof(emu) - 1;
-	return snprintf(out, len, "%s%.*s/%s", dir, (int)plen, path, file) >= (int)len ?
-		-ENAMETOOLONG : 0;
-}
-
-static int weight_v2(const char *root, const char *path, uint32_t *weight)
-{
-	char file[PATH_MAX];
-	uint64_t w;
-	int r = cg_file(file, sizeof(file), root, path, "cpu.weight");
-
-	if (!r)
-		r = read_uint(file, &w);
-	if (r)
-		return r;
-	if (w < 1 || w > 10000)
-		return -EINVAL;
-	w = w * 1024 / 100;
-	*weight = (uint32_t)(w < 1 ? 1 : w > CGROUP_WEIGHT_MAX ? CGROUP_WEIGHT_MAX : w);
-	return 0;
+	plen = drop_tail(path, drop_tail(path, plen, "/emulator"), "/libvirt");
+	if (snprintf(out, len, "%s%.*s/%s", dir, (int)plen, path, file) >= (int)len)
+		return -ENAMETOOLONG;
+	return access(out, F_OK) ? -ENOENT : 0;
 }
 
 /* v1: the cpu controller is mounted as "cpu,cpuacct" or "cpu". */
-static int weight_v1(const char *root, const char *ctrls, const char *path,
-		     uint32_t *weight)
+static int file_v1(const char *root, const char *ctrls, const char *path,
+		   struct cgroup_weight_file *out)
 {
 	const char *const dirs[] = { ctrls, "cpu" };
-	uint64_t s;
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char dir[PATH_MAX], file[PATH_MAX];
-		int r;
+		char dir[PATH_MAX];
 
 		snprintf(dir, sizeof(dir), "%s/%s", root, dirs[i]);
-		if (cg_file(file, sizeof(file), dir, path, "cpu.shares"))
-			continue;
-		r = read_uint(file, &s);
-		if (r == -ENOENT)
-			continue;
-		if (r || s < 2)
-			return -EINVAL;
-		*weight = (uint32_t)(s > CGROUP_WEIGHT_MAX ? CGROUP_WEIGHT_MAX : s);
-		return 0;
+		if (!cg_file(out->path, sizeof(out->path), dir, path, "cpu.shares")) {
+			out->v2 = false;
+			return 0;
+		}
 	}
 	return -ENOENT;
 }
@@ -99,14 +93,12 @@ static bool has_cpu_controller(const char *list, size_t len)
 	return false;
 }
 
-int cgroup_cpu_weight(const char *proc_cgroup, const char *root, uint32_t *weight)
+int cgroup_weight_find(const char *proc_cgroup, const char *root,
+		       struct cgroup_weight_file *out)
 {
-	const char *line = proc_cgroup;
-	int r = -ENOENT;
-
 	/* Lines are "ID:controllers:path"; v2 is "0::path". v1's cpu first. */
-	for (int pass = 0; pass < 2 && r == -ENOENT; pass++) {
-		for (line = proc_cgroup; *line; ) {
+	for (int pass = 0; pass < 2; pass++) {
+		for (const char *line = proc_cgroup; *line; ) {
 			const char *end = strchr(line, '\n');
 			size_t len = end ? (size_t)(end - line) : strlen(line);
 			const char *c1 = memchr(line, ':', len);
@@ -119,15 +111,36 @@ int cgroup_cpu_weight(const char *proc_cgroup, const char *root, uint32_t *weigh
 				snprintf(ctrls, sizeof(ctrls), "%.*s", (int)clen, c1 + 1);
 				snprintf(path, sizeof(path), "%.*s",
 					 (int)(len - (size_t)(c2 + 1 - line)), c2 + 1);
-				if (pass == 0 && has_cpu_controller(c1 + 1, clen))
-					r = weight_v1(root, ctrls, path, weight);
-				else if (pass == 1 && clen == 0)
-					r = weight_v2(root, path, weight);
-				if (r != -ENOENT)
-					return r;
+				if (pass == 0 && has_cpu_controller(c1 + 1, clen) &&
+				    !file_v1(root, ctrls, path, out))
+					return 0;
+				if (pass == 1 && clen == 0 &&
+				    !cg_file(out->path, sizeof(out->path), root, path, "cpu.weight")) {
+					out->v2 = true;
+					return 0;
+				}
 			}
 			line += len + (end ? 1 : 0);
 		}
 	}
-	return r;
+	return -ENOENT;
+}
+
+int cgroup_cpu_weight(const char *proc_cgroup, const char *root, uint32_t *weight)
+{
+	struct cgroup_weight_file file;
+	char buf[32];
+	FILE *f;
+	size_t n;
+	int r = cgroup_weight_find(proc_cgroup, root, &file);
+
+	if (r)
+		return r;
+	f = fopen(file.path, "re");
+	if (!f)
+		return -ENOENT;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return cgroup_weight_parse(buf, file.v2, weight);
 }

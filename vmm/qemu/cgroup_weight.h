@@ -9,6 +9,8 @@
 #ifndef LAGVISOR_VMM_QEMU_CGROUP_WEIGHT_H
 #define LAGVISOR_VMM_QEMU_CGROUP_WEIGHT_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +22,19 @@
  * file is found, -EINVAL for unreadable contents.
  */
 int cgroup_cpu_weight(const char *proc_cgroup, const char *root, uint32_t *weight);
+
+/* The file behind cgroup_cpu_weight, for reading it again later (libvirt
+ * changes it for `virsh schedinfo --set cpu_shares=N --live`). */
+struct cgroup_weight_file {
+	char path[PATH_MAX];
+	bool v2;                       /* cpu.weight (1..10000), else cpu.shares */
+};
+
+/* 0, or -ENOENT when the process's cgroup has no CPU weight file. */
+int cgroup_weight_find(const char *proc_cgroup, const char *root,
+		       struct cgroup_weight_file *out);
+
+/* The file's text as a lagvisor weight. 0 or -EINVAL. */
+int cgroup_weight_parse(const char *text, bool v2, uint32_t *weight);
 
 #endif

@@ -14,7 +14,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "vmm/kvm.h"
-#include "vmm/qemu/cgroup_weight.h"
+#include "vmm/kvm_stats_all.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm_reset.h"
 
@@ -264,6 +264,19 @@ static int fb_vcpu_tids(void *opaque, int *tids, unsigned n)
 	return r;
 }
 
+static int fb_kvm_stats(void *opaque, int vcpu,
+			void (*fn)(void *arg, const struct kvm_stat *s), void *arg)
+{
+	struct front *f = opaque;
+	int r = -ENOENT;
+
+	mutex_lock(&f->lock);
+	if (f->vm_live && !f->launch->standin)
+		r = vm_kvm_stats(&f->vm, vcpu, fn, arg);
+	mutex_unlock(&f->lock);
+	return r;
+}
+
 static const struct qmp_backend_ops front_qmp_ops = {
 	.state = fb_state,
 	.stop = fb_stop,
@@ -272,6 +285,7 @@ static const struct qmp_backend_ops front_qmp_ops = {
 	.reset = fb_reset,
 	.quit = fb_quit,
 	.vcpu_tids = fb_vcpu_tids,
+	.kvm_stats = fb_kvm_stats,
 };
 
 static void front_fill_machine(struct front *f)
@@ -280,6 +294,7 @@ static void front_fill_machine(struct front *f)
 	struct qmp_machine *m = &f->machine;
 
 	m->nr_cpus = l->cfg.nr_cpus;
+	m->nr_max_cpus = l->max_cpus;
 	m->mem_bytes = l->cfg.mem_bytes;
 	m->name = l->name;
 	m->uuid = l->uuid;
@@ -323,37 +338,6 @@ static int front_open_monitor(struct front *f)
 	return 0;
 }
 
-/*
- * <cputune><shares>: the weight libvirt gave the domain's cgroup, unless
- * -lagvisor set a weight, nice or idle itself.
- */
-static void front_cgroup_weight(struct sched_options *so, enum sched_mode mode)
-{
-	char text[4096];
-	uint32_t w;
-	FILE *f;
-	size_t n;
-
-	if (so->weight || so->nice_set || so->idle)
-		return;
-	f = fopen("/proc/self/cgroup", "re");
-	if (!f)
-		return;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	if (cgroup_cpu_weight(text, "/sys/fs/cgroup", &w) || w == 1024)
-		return;
-	if (mode == SCHED_MODE_HOST) {
-		/* the host scheduler applies the cgroup's weight itself */
-		log_info("weight %u from the cgroup's CPU weight (libvirt <shares>), "
-			 "applied by the host scheduler (--sched host)", w);
-		return;
-	}
-	so->weight = w;
-	log_info("weight %u from the cgroup's CPU weight (libvirt <shares>)", w);
-}
-
 int front_init(struct front *f, struct qemu_launch *launch)
 {
 	char err[512] = "";
@@ -361,12 +345,11 @@ int front_init(struct front *f, struct qemu_launch *launch)
 	int r;
 
 	memset(f, 0, sizeof(*f));
-	f->event_fd = -1;
+	f->event_fd = f->cg_fd = f->cg_timer_fd = -1;
 	f->launch = launch;
 	f->m = launch->standin ? &front_standin_ops : &front_vm_ops;
 	f->serial.out_fd = f->serial.in_fd = f->serial.pty_master = f->serial.pty_slave = -1;
 	f->state = launch->start_paused ? QMP_STATE_PRELAUNCH : QMP_STATE_RUNNING;
-	front_cgroup_weight(&launch->cfg.sched_opts, launch->cfg.sched);
 	mutex_init(&f->lock);
 	pthread_cond_init(&f->cond, NULL);
 	/* Before any thread exists, so that every thread inherits the mask. */
@@ -380,6 +363,9 @@ int front_init(struct front *f, struct qemu_launch *launch)
 		return r;
 	}
 	f->io.seccomp_role = SECCOMP_ROLE_QMP;
+	r = front_weight_init(f);
+	if (r)
+		return r;
 	if (launch->serial) {
 		r = chardev_open(&f->serial, launch, qemu_launch_chardev(launch, launch->serial),
 				 err, sizeof(err));
@@ -436,7 +422,14 @@ int front_run(struct front *f)
 
 	for (;;) {
 		enum front_req req;
-		int code = f->m->build(f, &cfg);
+		int code;
+
+		/* A live cpu_shares change outlives the machine it was made on. */
+		mutex_lock(&f->lock);
+		if (f->cg_weight)
+			cfg.sched_opts.weight = f->cg_weight;
+		mutex_unlock(&f->lock);
+		code = f->m->build(f, &cfg);
 
 		if (code)
 			return front_exit(f, FRONT_REQ_NONE, code);
@@ -508,6 +501,7 @@ void front_destroy(struct front *f)
 	if (f->qmp_on)
 		qmp_server_destroy(&f->qmp);
 	chardev_close(&f->serial);
+	front_weight_close(f);
 	if (f->event_fd >= 0)
 		close(f->event_fd);
 	iothread_destroy(&f->io);

@@ -86,6 +86,12 @@ struct front {
 	struct vm vm;                /* lagvisor's machine */
 	struct vm_snapshot *snap;    /* power-on state of vm (vm_reset.h) */
 	struct standin standin;      /* -lagvisor machine=standin */
+	/* <shares>, live (front_weight.c): the cgroup's weight file and the
+	 * I/O thread's timer that rereads it; -1 when none. */
+	int cg_fd, cg_timer_fd;
+	bool cg_v2;
+	uint32_t cg_seen;            /* the file's weight last read */
+	uint32_t cg_weight;          /* changed while running: for rebuilds; 0 none */
 };
 
 /*
@@ -98,6 +104,11 @@ int front_init(struct front *f, struct qemu_launch *launch);
 int front_run(struct front *f);
 
 void front_destroy(struct front *f);
+
+/* <shares> as the weight at start and live (front_weight.c); after
+ * iothread_init. 0 or -errno (message logged). */
+int front_weight_init(struct front *f);
+void front_weight_close(struct front *f);
 
 /* Between front.c and front_machines.c. Exit statuses as lagvisor run's. */
 #define EXIT_RUNTIME 1

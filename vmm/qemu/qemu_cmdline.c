@@ -136,6 +136,7 @@ static int opt_smp(struct qemu_launch *l, const char *arg, char *err, size_t err
 		log_warn("-smp maxcpus=%llu: CPU hotplug is not supported; starting %llu",
 			 (unsigned long long)v, (unsigned long long)cpus);
 	l->cfg.nr_cpus = (unsigned)cpus;
+	l->max_cpus = !r && v > cpus ? (unsigned)v : (unsigned)cpus;
 	r = 0;
 	goto out;
 bad:

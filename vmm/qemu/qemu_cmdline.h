@@ -65,6 +65,9 @@ struct qemu_launch {
 	bool no_reboot;            /* -no-reboot: a guest reset ends the guest */
 	bool daemonize;            /* -daemonize */
 	bool standin;              /* -lagvisor machine=standin (see standin.h) */
+	unsigned max_cpus;         /* -smp maxcpus (0: none): the vCPUs above
+	                            * cfg.nr_cpus are listed as pluggable, as QEMU
+	                            * does, so that plugging one fails by name */
 	char *pidfile;             /* -pidfile, NULL: none */
 	char *name;                /* -name guest=NAME */
 	char *uuid;                /* -uuid */

@@ -229,6 +229,9 @@ static int qmp_check_request(struct qmp_conn *c, struct json_object *req,
 		return qmp_fail(err, "CommandNotFound", "Capabilities negotiation is "
 				"already complete, command ignored");
 	*cmd = qmp_command_find(name);
+	if (!*cmd && qmp_unsupported_why(name))
+		return qmp_fail(err, "GenericError", "lagvisor-qemu does not support "
+				"%.100s: no %s", name, qmp_unsupported_why(name));
 	if (!*cmd)
 		return qmp_fail(err, "CommandNotFound", "The command %.200s has not been "
 				"found", name);

@@ -24,6 +24,7 @@
 
 struct json_object;
 struct json_tokener;
+struct kvm_stat;
 
 /* The QEMU version libvirt is told it talks to: the one whose command
  * line and QMP the contract was observed with. */
@@ -59,11 +60,17 @@ struct qmp_backend_ops {
 	void (*quit)(void *opaque);
 	/* Host thread IDs of vCPUs 0..n-1 into tids. 0 or -errno. */
 	int (*vcpu_tids)(void *opaque, int *tids, unsigned n);
+	/* Optional: KVM's statistics of the VM (vcpu -1) or of vCPU `vcpu`,
+	 * fn once per statistic (vmm/kvm_stats_all.h). 0 or -errno (then
+	 * query-stats reports none for it, as for a VM without KVM). */
+	int (*kvm_stats)(void *opaque, int vcpu,
+			 void (*fn)(void *arg, const struct kvm_stat *s), void *arg);
 };
 
 /* Facts about the machine that the queries report. */
 struct qmp_machine {
 	unsigned nr_cpus;
+	unsigned nr_max_cpus;                /* -smp maxcpus; <= nr_cpus: as nr_cpus */
 	uint64_t mem_bytes;
 	const char *name;                    /* NULL: none */
 	const char *uuid;                    /* NULL: none */

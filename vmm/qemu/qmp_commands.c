@@ -146,22 +146,26 @@ static struct json_object *cpu_qom_path(unsigned i)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/machine/unattached/device[%u]", i);
+	snprintf(path, sizeof(path), QMP_CPU_QOM_PATH, i);
 	return json_object_new_string(path);
 }
 
 static int cmd_query_hotpluggable_cpus(struct qmp_conn *c, struct json_object *args,
 				       struct json_object **ret, struct qmp_error *err)
 {
+	const struct qmp_machine *m = c->machine;
+
 	(void)args; (void)err;
 	*ret = json_object_new_array();
-	/* QEMU lists them highest first. */
-	for (unsigned i = c->machine->nr_cpus; i-- > 0;) {
+	/* QEMU lists them highest first; a slot for hotplug (-smp maxcpus)
+	 * has no qom-path: its device_add then fails naming CPU hotplug. */
+	for (unsigned i = m->nr_max_cpus > m->nr_cpus ? m->nr_max_cpus : m->nr_cpus; i-- > 0;) {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "props", cpu_props(i));
 		json_object_object_add(o, "vcpus-count", json_object_new_int(1));
-		json_object_object_add(o, "qom-path", cpu_qom_path(i));
+		if (i < m->nr_cpus)
+			json_object_object_add(o, "qom-path", cpu_qom_path(i));
 		json_object_object_add(o, "type", json_object_new_string(QMP_CPU_TYPE));
 		json_object_array_add(*ret, o);
 	}
@@ -374,26 +378,42 @@ static const struct qmp_command qmp_command_table[] = {
 	{ "quit", cmd_quit },
 };
 
+static void add_names(struct json_object *list, const struct qmp_command *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(t[i].name));
+		json_object_array_add(list, o);
+	}
+}
+
 static int cmd_query_commands(struct qmp_conn *c, struct json_object *args,
 			      struct json_object **ret, struct qmp_error *err)
 {
+	const struct qmp_command *stats;
+	size_t n;
+
 	(void)c; (void)args; (void)err;
 	*ret = json_object_new_array();
-	for (size_t i = 0; i < ARRAY_SIZE(qmp_command_table); i++) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "name",
-				       json_object_new_string(qmp_command_table[i].name));
-		json_object_array_add(*ret, o);
-	}
+	add_names(*ret, qmp_command_table, ARRAY_SIZE(qmp_command_table));
+	stats = qmp_stats_commands(&n);
+	add_names(*ret, stats, n);
 	return 0;
 }
 
 const struct qmp_command *qmp_command_find(const char *name)
 {
+	const struct qmp_command *stats;
+	size_t n;
+
 	for (size_t i = 0; i < ARRAY_SIZE(qmp_command_table); i++)
 		if (!strcmp(qmp_command_table[i].name, name))
 			return &qmp_command_table[i];
+	stats = qmp_stats_commands(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(stats[i].name, name))
+			return &stats[i];
 	return NULL;
 }
 

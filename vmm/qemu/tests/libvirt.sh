@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Suite 'libvirt': a private libvirtd (its own socket directory and config,
-# started and stopped by PID here) manages lagvisor domains through
-# lagvisor-qemu, with virsh as a user would.
+# Suite 'libvirt': a private libvirtd (its own sockets, config, state, run,
+# cache and log directories, in a mount namespace of its own: see
+# libvirt_private.sh; so it runs beside a system libvirtd, whose domains it
+# never sees) manages lagvisor domains through lagvisor-qemu, with virsh as
+# a user would.
 #
-#   libvirt.sh MODE LAGVISOR_QEMU GUEST_ELF SCRIPTS_LIBVIRT_DIR
+#   libvirt.sh MODE LAGVISOR_QEMU GUEST_ELF SCRIPTS_LIBVIRT_DIR LAGVISOR
 #
 # MODE standin: runs on any host (root). libvirt's capability probe through
 #   lagvisor-qemu, `virsh define` of the example domain, then the whole
@@ -12,20 +14,28 @@
 #   <shares> read back as the weight, dominfo, vCPU thread IDs, vcpupin,
 #   suspend/resume, a libvirtd restart with the domain surviving, reboot,
 #   shutdown, destroy.
+#   In both: virsh domstats (every group, and the usual ones), emulatorpin,
+#   schedinfo --live cpu_shares reaching lagvisor, setvcpus and send-key
+#   failing with the missing feature named while the VM runs on.
 # MODE kvm: the same on a real lagvisor VM running the hog guest, under
 #   --sched host and --sched eevdf; then two domains in one lagvisor
-#   scheduling domain, and <vcpusched scheduler='idle'> becoming lagvisor's
-#   idle class. SKIP (exit 77) without /dev/kvm.
+#   scheduling domain, where a live cpu_shares change shows in `lagvisor
+#   stat --json` within 1 s and survives virsh reboot; two VMs on one host
+#   CPU get CPU time 2:1 by shares 2048:1024, and 1:2 once schedinfo
+#   --live swaps them (libvirt_shares.sh); and <vcpusched
+#   scheduler='idle'> becoming lagvisor's idle class. SKIP (exit 77)
+#   without /dev/kvm.
 set -uo pipefail
 SKIP=77
 mode=${1:?mode} emu_src=${2:?lagvisor-qemu} elf_src=${3:?guest elf} scripts=${4:?scripts/libvirt}
+lagvisor_src=${5:?lagvisor}
 
 skip() { echo "SKIP: $*"; exit $SKIP; }
 [ "$(id -u)" = 0 ] || skip "needs root (a system libvirtd runs the domains)"
 if [ "$mode" = kvm ] && [ ! -c /dev/kvm ]; then
 	skip "no /dev/kvm on this host, so no lagvisor VM can run; the management path is covered by libvirt-standin"
 fi
-[ -x "$emu_src" ] || { echo "FAIL: $emu_src is not built"; exit 1; }
+[ -x "$emu_src" ] && [ -x "$lagvisor_src" ] || { echo "FAIL: $emu_src or $lagvisor_src is not built"; exit 1; }
 [ -r "$elf_src" ] || { echo "FAIL: guest $elf_src is not built"; exit 1; }
 
 missing=()
@@ -40,24 +50,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 			>/tmp/lagvisor-libvirt-apt.log 2>&1; } ||
 		{ echo "FAIL: apt-get install ${missing[*]} failed (/tmp/lagvisor-libvirt-apt.log)"; exit 1; }
 fi
-# A running system libvirtd shares /run/libvirt/qemu and /etc/libvirt/qemu
-# with ours: two drivers on one state directory would corrupt each other.
-for pid in $(pgrep -x libvirtd; pgrep -x virtqemud); do
-	grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null && continue
-	skip "another libvirtd/virtqemud (pid $pid) is running; stop it to run this test"
-done
-
 # Under scripts/nested-kvm the host's root, and so /var/lib/libvirt, is a
 # 9p mount, which cannot hold the unix sockets libvirt binds there (QMP
-# monitors): give this (throw-away) VM a private tmpfs in its place. There
-# the chroot's /proc/mounts names /dev/pts by its path outside the chroot,
-# so libvirt's per-domain /dev would lack it (no pty): its mount namespace
-# is turned off, in a qemu.conf copy bound over the original in this VM.
+# monitors): the private instance has tmpfs state directories anyway
+# (libvirt_private.sh). There the chroot's /proc/mounts names /dev/pts by
+# its path outside the chroot, so libvirt's per-domain /dev would lack it
+# (no pty): its mount namespace is turned off in the private qemu.conf.
+extra_conf=''
 if [ "$(findmnt -n -o FSTYPE -T /var/lib/libvirt 2>/dev/null)" = 9p ] && [ -e /dev/kvm ]; then
-	mount -t tmpfs -o mode=755 tmpfs /var/lib/libvirt &&
-		mkdir -p /var/lib/libvirt/qemu /var/lib/libvirt/images &&
-		mount -t tmpfs -o mode=755 tmpfs /var/cache/libvirt ||
-		{ echo "FAIL: cannot put a tmpfs on /var/lib/libvirt (9p host root)"; exit 1; }
 	# No udev in that VM: /dev/kvm as Debian's udev rules leave it, for
 	# the libvirt-qemu user (group kvm) the emulator runs as.
 	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm ||
@@ -65,31 +65,21 @@ if [ "$(findmnt -n -o FSTYPE -T /var/lib/libvirt 2>/dev/null)" = 9p ] && [ -e /d
 	# A fresh /run there lacks /run/lock (/var/lock), where virsh console
 	# takes the pty's lock file (else: "Couldn't create lock file").
 	mkdir -p /run/lock && chmod 1777 /run/lock
-	mkdir -p /run/lagvisor-nested
-	{ cat /etc/libvirt/qemu.conf; echo 'namespaces = [ ]'; } >/run/lagvisor-nested/qemu.conf &&
-		mount --bind /run/lagvisor-nested/qemu.conf /etc/libvirt/qemu.conf ||
-		{ echo "FAIL: cannot bind a qemu.conf without namespaces (nested)"; exit 1; }
+	extra_conf='namespaces = [ ]'
 fi
 
 work=$(mktemp -d /tmp/lagvisor-libvirt.XXXXXX)
 chmod 755 "$work"
-URI="qemu:///system?socket=$work/run/libvirt-sock"
 libvirtd_pid='' virtlogd_pid='' failures=0 domains=()
 # Domain names: unique per run ($$ alone repeats in a fresh nested VM).
 sfx=$$-$RANDOM
-# The binary and the guest where libvirt-qemu can reach them.
+# The binaries and the guest where libvirt-qemu can reach them.
 cp "$emu_src" "$work/lagvisor-qemu" && chmod 755 "$work/lagvisor-qemu"
+cp "$lagvisor_src" "$work/lagvisor" && chmod 755 "$work/lagvisor"
 cp "$elf_src" "$work/guest.elf" && chmod 644 "$work/guest.elf"
 EMU=$work/lagvisor-qemu
-mkdir -p "$work/run" /run/libvirt
-cat >"$work/libvirtd.conf" <<EOC
-unix_sock_dir = "$work/run"
-unix_sock_group = "root"
-unix_sock_rw_perms = "0700"
-auth_unix_rw = "none"
-auth_unix_ro = "none"
-log_outputs = "3:file:$work/libvirtd.log"
-EOC
+. "$(dirname "$0")/libvirt_private.sh"
+. "$(dirname "$0")/libvirt_shares.sh"
 
 v() { virsh -q -c "$URI" "$@"; }
 pass() { echo "PASS: $*"; }
@@ -104,18 +94,6 @@ stop_pid() {  # PID: SIGTERM, then SIGKILL after 10 s
 	kill -KILL "$pid" 2>/dev/null
 }
 
-start_libvirtd() {
-	local i
-	rm -f "$work/libvirtd.pid"
-	libvirtd -d -f "$work/libvirtd.conf" -p "$work/libvirtd.pid" || return 1
-	for i in $(seq 300); do
-		[ -s "$work/libvirtd.pid" ] && v version >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	libvirtd_pid=$(cat "$work/libvirtd.pid" 2>/dev/null)
-	v version >/dev/null 2>&1
-}
-
 cleanup() {
 	local d
 	for d in "${domains[@]}"; do
@@ -128,20 +106,21 @@ cleanup() {
 		echo "--- libvirtd log (tail) ---"; tail -n 30 "$work/libvirtd.log" 2>/dev/null
 		for d in "${domains[@]}"; do
 			echo "--- /var/log/libvirt/qemu/$d.log (tail) ---"
-			tail -n 30 "/var/log/libvirt/qemu/$d.log" 2>/dev/null
+			tail -n 30 "$LV_ROOT/var/log/libvirt/qemu/$d.log" 2>/dev/null
 		done
 	fi
+	lv_private_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-# virtlogd carries the emulator's stdout/stderr into the domain log.
-if [ ! -S /run/libvirt/virtlogd-sock ] || ! pgrep -x virtlogd >/dev/null; then
-	rm -f /run/libvirt/virtlogd-sock /run/libvirt/virtlogd-admin-sock
-	virtlogd -d -p "$work/virtlogd.pid" || { echo "FAIL: virtlogd does not start"; exit 1; }
-	for i in $(seq 50); do [ -s "$work/virtlogd.pid" ] && break; sleep 0.1; done
-	virtlogd_pid=$(cat "$work/virtlogd.pid")
-fi
+lv_private_start "$extra_conf" || { echo "FAIL: cannot set up the private libvirt (mount namespace, virtlogd)"; exit 1; }
+# A system libvirt already running (the usual case on a user's machine)
+# must keep its domains, untouched by ours.
+system_domains() { virsh -q -c qemu:///system list --all 2>/dev/null; }
+same_system_domains() { [ "$(system_domains)" = "$system_before" ]; }
+system_before=''
+[ -S /run/libvirt/libvirt-sock ] && system_before=$(system_domains)
 start_libvirtd || { echo "FAIL: libvirtd does not start"; failures=1; exit 1; }
 
 if [ -c /dev/kvm ]; then type=kvm; else type=qemu; fi
@@ -162,9 +141,9 @@ wait_state() {  # NAME STATE SECONDS
 	echo "  $1 is '$(state "$1")' ($(reason "$1")), not '$2' after $3 s"
 	return 1
 }
-emu_pid() { cat "/run/libvirt/qemu/$1.pid" 2>/dev/null; }
+emu_pid() { cat "$LV_ROOT/run/libvirt/qemu/$1.pid" 2>/dev/null; }
 # vCPU thread IDs libvirt recorded from query-cpus-fast (its status XML).
-vcpu_tids() { grep -o "<vcpu id='[0-9]*' pid='[0-9]*'" "/run/libvirt/qemu/$1.xml" | grep -o "pid='[0-9]*'" | tr -dc '0-9\n'; }
+vcpu_tids() { grep -o "<vcpu id='[0-9]*' pid='[0-9]*'" "$LV_ROOT/run/libvirt/qemu/$1.xml" | grep -o "pid='[0-9]*'" | tr -dc '0-9\n'; }
 console_text() {  # NAME SECONDS: what `virsh console` shows in that time
 	timeout "$2" script -qfec "virsh -c '$URI' console --force $1" /dev/null 2>&1 </dev/null | tr -d '\r'
 }
@@ -194,11 +173,58 @@ pinned_to_0() {
 		{ echo "  vCPU 1 (tid $tid): $(grep Cpus_allowed_list "/proc/$pid/task/$tid/status")"; return 1; }
 }
 
-define() {  # NAME LAGVISOR_OPTS CMDLINE
+define() {  # NAME LAGVISOR_OPTS CMDLINE [VCPUS]
 	domains+=("$1")
 	"$scripts/define-and-start" --uri "$URI" --emulator "$EMU" --kernel "$work/guest.elf" \
-		--name "$1" --cpus 2 --memory 32 --type "$type" --lagvisor "$2" \
+		--name "$1" --cpus "${4:-2}" --memory 32 --type "$type" --lagvisor "$2" \
 		--cmdline "$3" --no-start >/dev/null
+}
+
+# A virsh command that fails (status != 0) with an error matching PATTERN.
+fails_with() {  # PATTERN VIRSH-ARGS...
+	local pat=$1 out
+	shift
+	out=$(virsh -q -c "$URI" "$@" 2>&1) && { echo "  virsh $*: succeeded"; return 1; }
+	grep -q "$pat" <<<"$out" || { echo "  virsh $*: $out"; return 1; }
+}
+
+# cpu_shares --live as the log tells it (every mode but --sched host, where
+# the host kernel applies the cgroup weight itself).
+live_shares_logged() {  # NAME SHARES
+	local log=$LV_ROOT/var/log/libvirt/qemu/$1.log i
+	grep -q "applied by the host scheduler" "$log" && return 0
+	for i in $(seq 10); do
+		grep -Eq "weight ($2|$(($2 * 1024 / 100))) from the cgroup's CPU weight \(live" "$log" &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# runtime_stats NAME PID: domstats, live cpu_shares, and calls lagvisor
+# does not support, with the emulator still the same process afterwards.
+runtime_stats() {
+	local name=$1 pid=$2 out
+	out=$(v domstats "$name" 2>&1)
+	check "$name: domstats (every group)" bash -c "grep -q 'state.state=1' <<<\"\$1\" &&
+		grep -q 'dirtyrate.calc_status=0' <<<\"\$1\" && grep -q 'block.count=0' <<<\"\$1\"" _ "$out"
+	if [ "$mode" = kvm ]; then
+		check "$name: domstats has KVM's statistics (vcpu.1.exits.sum, vm.pages_4k.cur)" \
+			bash -c "grep -q 'vcpu.1.exits.sum=[1-9]' <<<\"\$1\" && grep -q 'vm.pages_4k.cur=' <<<\"\$1\"" \
+			_ "$out"
+	fi
+	out=$(v domstats --state --cpu-total --vcpu --balloon --interface --block "$name" 2>&1)
+	check "$name: domstats --state --cpu-total --vcpu --balloon --interface --block" bash -c \
+		"grep -q 'vcpu.current=2' <<<\"\$1\" && grep -q 'cpu.time=' <<<\"\$1\" &&
+		grep -q 'net.count=0' <<<\"\$1\"" _ "$out"
+	check "$name: schedinfo --live cpu_shares=512" v schedinfo "$name" --live --set cpu_shares=512
+	check "$name: lagvisor took the live cpu_shares within 1 s" live_shares_logged "$name" 512
+	check "$name: setvcpus fails, naming CPU hotplug" fails_with "hotpluggable vcpus" \
+		setvcpus "$name" 1 --live
+	check "$name: send-key fails, naming the missing keyboard" \
+		fails_with "lagvisor-qemu does not support send-key: no keyboard" send-key "$name" KEY_A
+	check "$name: still running, same process, after the unsupported calls" bash -c \
+		"[ \"\$(virsh -q -c '$URI' domstate $name)\" = running ] && [ '$(emu_pid "$name")' = '$pid' ]"
 }
 
 # lifecycle NAME PATTERN: the virsh commands of vmm/qemu/README.md §3-§4,
@@ -212,7 +238,7 @@ lifecycle() {
 	check "$name: running" wait_state "$name" running 10
 	pid=$(emu_pid "$name")
 	check "$name: <shares> became lagvisor's weight" \
-		grep -Eq "weight [0-9]+ from the cgroup" "/var/log/libvirt/qemu/$name.log"
+		grep -Eq "weight [0-9]+ from the cgroup" "$LV_ROOT/var/log/libvirt/qemu/$name.log"
 	out=$(console_text "$name" $console_s)
 	check "$name: console shows guest output" grep -q "$pattern" <<<"$out"
 	out=$(v dominfo "$name")
@@ -222,6 +248,10 @@ lifecycle() {
 	check "$name: libvirt's vCPU thread IDs are lagvisor's vCPU threads" tids_are_vcpus "$name"
 	check "$name: vcpupin 1 0" v vcpupin "$name" 1 0
 	check "$name: vCPU 1's thread allowed only on CPU 0" pinned_to_0 "$name"
+	check "$name: emulatorpin 0 --live" v emulatorpin "$name" 0 --live
+	check "$name: the emulator's main thread allowed only on CPU 0" \
+		grep -q '^Cpus_allowed_list:[[:space:]]*0$' "/proc/$pid/status"
+	runtime_stats "$name" "$pid"
 	check "$name: suspend" v suspend "$name"
 	check "$name: paused" wait_state "$name" paused 5
 	check "$name: resume" v resume "$name"
@@ -253,6 +283,25 @@ if [ "$mode" = standin ]; then
 		"virsh -q -c '$URI' dumpxml lagvisor-example-$sfx | grep -q '<emulator>$EMU</emulator>'"
 	define "lagvisor-standin-$sfx" machine=standin,verbose=1 cpus=2
 	lifecycle "lagvisor-standin-$sfx" "lagvisor stand-in: tick"
+	# <vcpu current='1'>2: libvirt sees a free CPU slot and plugs it with
+	# device_add, which fails naming the missing hotplug.
+	n=lagvisor-hotplug-$sfx
+	domains+=("$n")
+	"$scripts/define-and-start" --uri "$URI" --emulator "$EMU" --kernel "$work/guest.elf" \
+		--name "$n" --cpus 2 --memory 32 --type "$type" --lagvisor machine=standin \
+		--no-start --xml-out "$work/hotplug.xml" >/dev/null
+	v undefine "$n" >/dev/null
+	sed -i "s|<vcpu placement='static'>2</vcpu>|<vcpu placement='static' current='1'>2</vcpu>|" \
+		"$work/hotplug.xml"
+	check "$n: define and start with <vcpu current='1'>2" bash -c \
+		"virsh -q -c '$URI' define '$work/hotplug.xml' >/dev/null && virsh -q -c '$URI' start $n >/dev/null"
+	pid=$(emu_pid "$n")
+	check "$n: setvcpus 2 --live fails, naming device hotplug" \
+		fails_with "does not support device_add: no device hotplug" setvcpus "$n" 2 --live
+	check "$n: still running, same process, one vCPU" bash -c \
+		"[ \"\$(virsh -q -c '$URI' domstate $n)\" = running ] && [ '$(emu_pid "$n")' = '$pid' ] &&
+		 [ \"\$(virsh -q -c '$URI' vcpucount $n --live --active)\" = 1 ]"
+	v destroy "$n" >/dev/null 2>&1
 else
 	define "lagvisor-hog-$sfx" sched=host,verbose=1 "cpus=2 hog.duration_ms=0 hog.report_ms=500"
 	lifecycle "lagvisor-hog-$sfx" "hog: t="
@@ -270,9 +319,11 @@ else
 		check "lagvisor-shared-$d-$sfx: runs in the shared scheduling domain (hog output)" \
 			grep -q "hog: t=" <<<"$out"
 		check "lagvisor-shared-$d-$sfx: joined domain lvtest-$sfx" \
-			grep -q "lvtest-$sfx" "/var/log/libvirt/qemu/lagvisor-shared-$d-$sfx.log"
-		v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1
+			grep -q "lvtest-$sfx" "$LV_ROOT/var/log/libvirt/qemu/lagvisor-shared-$d-$sfx.log"
 	done
+	live_shares_in_stat "lagvisor-shared-a-$sfx" "lvtest-$sfx"
+	for d in a b; do v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1; done
+	shares_fairness "lagvisor-fair-$sfx" "lvfair-$sfx"
 	# <vcpusched scheduler='idle'>: libvirt makes the vCPU threads
 	# SCHED_IDLE while the domain is still paused; lagvisor's scheduler
 	# takes that as the idle class at their first grant.
@@ -296,10 +347,10 @@ else
 	idle_class_on() {
 		local i
 		for i in $(seq 100); do
-			[ "$(grep -c "SCHED_IDLE set from outside: idle class on" "/var/log/libvirt/qemu/$n.log")" -ge 2 ] && return 0
+			[ "$(grep -c "SCHED_IDLE set from outside: idle class on" "$LV_ROOT/var/log/libvirt/qemu/$n.log")" -ge 2 ] && return 0
 			sleep 0.2
 		done
-		grep "idle class\|SCHED_IDLE" "/var/log/libvirt/qemu/$n.log"
+		grep "idle class\|SCHED_IDLE" "$LV_ROOT/var/log/libvirt/qemu/$n.log"
 		return 1
 	}
 	check "$n: lagvisor put both vCPUs in the idle class" idle_class_on
@@ -314,5 +365,8 @@ else
 	fi
 fi
 
+if [ -n "$system_before" ]; then
+	check "the system libvirt's domains are as they were" same_system_domains
+fi
 echo "$failures failure(s)"
 [ $failures -eq 0 ]

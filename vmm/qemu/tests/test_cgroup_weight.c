@@ -47,6 +47,13 @@ int main(void)
 		/* A trailing slash changes nothing. */
 		CHECK(cgroup_cpu_weight("0::/machine/qemu-1-a.libvirt-qemu/emulator/\n", r2, &w) == 0);
 		CHECK(w == 2048);
+		/* systemd: the shares are the machine scope's, above libvirt's
+		 * nested group. */
+		put("v2/machine.slice/machine-qemu\\x2d3\\x2dc.scope/cpu.weight", "400\n");
+		put("v2/machine.slice/machine-qemu\\x2d3\\x2dc.scope/libvirt/cpu.weight", "100\n");
+		CHECK(cgroup_cpu_weight("0::/machine.slice/machine-qemu\\x2d3\\x2dc.scope/libvirt/"
+					"emulator\n", r2, &w) == 0);
+		CHECK(w == 4096);
 		put("v2/user.slice/cpu.weight", "100");
 		CHECK(cgroup_cpu_weight("0::/user.slice\n", r2, &w) == 0 && w == 1024);
 		put("v2/bad/cpu.weight", "lots");
