@@ -324,6 +324,7 @@ else
 	live_shares_in_stat "lagvisor-shared-a-$sfx" "lvtest-$sfx"
 	for d in a b; do v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1; done
 	shares_fairness "lagvisor-fair-$sfx" "lvfair-$sfx"
+	default_domain "lagvisor-plain-$sfx"
 	# <vcpusched scheduler='idle'>: libvirt makes the vCPU threads
 	# SCHED_IDLE while the domain is still paused; lagvisor's scheduler
 	# takes that as the idle class at their first grant.

@@ -6,7 +6,10 @@
 # One `lagvisor stat --json` snapshot, as libvirt-qemu: the domain's file
 # is that user's, mode 0600.
 stat_json() {  # DOMAIN
-	runuser -u libvirt-qemu -- "$work/lagvisor" stat --domain "$1" --json --once 2>/dev/null
+	# not the test suite's LAGVISOR_SHM_DIR: libvirt starts lagvisor-qemu
+	# without it, so its VMs' domains are in /dev/shm
+	runuser -u libvirt-qemu -- env -u LAGVISOR_SHM_DIR "$work/lagvisor" stat \
+		${1:+--domain "$1"} --json --once 2>/dev/null
 }
 
 # The weights it shows for member PID's vCPUs, in one line.
@@ -97,5 +100,66 @@ b = run(sys.argv[5], pb) - run(sys.argv[4], pb)
 ratio = a / b if b else float("inf")
 print("  run %.2f s : %.2f s, ratio %.3f (want %.3f)" % (a / 1e9, b / 1e9, ratio, want))
 sys.exit(0 if abs(ratio / want - 1) <= 0.05 else 1)
+EOP
+}
+
+# default_domain PREFIX: two domains whose XML has nothing of lagvisor's
+# (no <qemu:commandline>), their vCPUs on host CPU 0 by <vcpu cpuset='0'>,
+# <shares> 2048:1024: both join libvirt-qemu's default scheduling domain
+# (lagvisor stat --json lists them by name), their CPU time is 2:1 within
+# 5 %, and after a SIGKILL of one the other runs on, its vCPU scheduled
+# (run time grows by most of the interval) and alone in the domain.
+default_domain() {
+	local pre=$1 dom d pa pb
+	dom=default-$(id -u libvirt-qemu) || { fail "$pre: no user libvirt-qemu"; return; }
+	for d in a b; do
+		domains+=("$pre-$d")
+		"$scripts/define-and-start" --uri "$URI" --emulator "$EMU" \
+			--kernel "$work/guest.elf" --name "$pre-$d" --cpus 1 --memory 32 \
+			--type "$type" --lagvisor '' --cpuset 0 --no-start \
+			--cmdline "cpus=1 hog.duration_ms=0 hog.report_ms=1000" >/dev/null
+	done
+	v schedinfo "$pre-a" --config --set cpu_shares=2048 >/dev/null &&
+		v schedinfo "$pre-b" --config --set cpu_shares=1024 >/dev/null &&
+		v start "$pre-a" >/dev/null && v start "$pre-b" >/dev/null ||
+		{ fail "$pre: define and start two plain 1-vCPU domains"; return; }
+	pa=$(emu_pid "$pre-a") pb=$(emu_pid "$pre-b")
+	sleep 1
+	check "$pre: lagvisor stat --json lists both VMs by name in $dom" \
+		stat_has_vms "$dom" "$pre-a" "$pa" "$pre-b" "$pb"
+	check "$pre: CPU time 2:1 within 5 % (shares 2048:1024, no lagvisor element)" \
+		run_ratio "$dom" "$pa" "$pb" 5 2
+	kill -KILL "$pb"
+	check "$pre: after SIGKILL of $pre-b, $pre-a's vCPU runs on" runs_alone "$dom" "$pa" 3
+	for d in a b; do v destroy "$pre-$d" >/dev/null 2>&1; done
+}
+
+# stat_has_vms DOMAIN NAME PID NAME PID: both in the stat JSON's vms list.
+stat_has_vms() {
+	python3 - "$(stat_json "$1")" "$2" "$3" "$4" "$5" <<'EOP'
+import json, sys
+snap = json.loads(sys.argv[1])
+have = {(v["name"], v["pid"]) for v in snap["vms"]}
+want = {(sys.argv[2], int(sys.argv[3])), (sys.argv[4], int(sys.argv[5]))}
+print("  vms in %s: %s" % (snap["domain"], sorted(have)))
+sys.exit(0 if want <= have else 1)
+EOP
+}
+
+# runs_alone DOMAIN PID SECONDS: over SECONDS (after the reap), PID's vCPUs
+# ran at least half of it and PID is the domain's only member.
+runs_alone() {
+	local before after
+	sleep 1
+	before=$(stat_json "$1") && sleep "$3" && after=$(stat_json "$1") || return 1
+	python3 - "$2" "$3" "$before" "$after" <<'EOP'
+import json, sys
+pid, secs = int(sys.argv[1]), float(sys.argv[2])
+b, a = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+def run(snap):
+    return sum(v["run_ns"] for v in snap["vcpus"] if v["pid"] == pid)
+ran = (run(a) - run(b)) / 1e9
+print("  ran %.2f s of %.1f s; members %d" % (ran, secs, a["members"]))
+sys.exit(0 if ran >= secs / 2 and a["members"] == 1 else 1)
 EOP
 }
