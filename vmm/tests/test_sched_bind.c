@@ -230,6 +230,22 @@ static void *halter_thread(void *arg)
 	return NULL;
 }
 
+/* Where a lost wakeup left A: its entity, its grant and the pCPUs. */
+static void dump_halter(struct fake *a)
+{
+	struct sched_entity_info in;
+	const struct sched_shm_vcpu *vs = &shm.vcpus[a->v.id];
+
+	if (sched_entity_get_info(&bind.h, a->v.id, &in) == 0)
+		fprintf(stderr, "  A: entity %u state %u pcpu %u delayed %d; thread pcpu %u; "
+			"grant %#x wake_seq %u\n", a->v.id, in.state, in.pcpu, in.delayed,
+			a->v.pcpu, vs->grant, vs->wake_seq);
+	for (unsigned p = 0; p < shm.hdr->nr_pcpus; p++)
+		fprintf(stderr, "  pCPU %u: released %#x kicked %u timer %llu\n", p,
+			shm.pcpus[p].released, shm.pcpus[p].kicked,
+			(unsigned long long)shm.pcpus[p].timer_ns);
+}
+
 static void *sender_thread(void *arg)
 {
 	struct fake *f = arg, *a = &fakes[0];
@@ -251,6 +267,7 @@ static void *sender_thread(void *arg)
 			if (now() - t0 > HALT_LOST_NS) {
 				fprintf(stderr, "halt: wakeup %llu never arrived (2 s)\n",
 					(unsigned long long)k);
+				dump_halter(a);
 				halt_lost = 1;
 				/* end A's halt so that it can leave */
 				__atomic_store_n(&a->msgs, UINT32_MAX, __ATOMIC_SEQ_CST);
