@@ -152,11 +152,16 @@ console_text() {  # NAME SECONDS: what `virsh console` shows in that time
 # Under TCG virsh and lagvisor stat take seconds themselves, so a live
 # cpu_shares change is given 10 s to show instead of 1 (the mechanism is
 # what is checked there, not its speed), and the CPU-time shares, a
-# measurement of host time, are left to KVM hosts.
+# measurement of host time, are left to KVM hosts. There 2:1 came out
+# within 2 % on a quiet host (2.008, 2.012, 2.021, 2.039) but 6-8 % off
+# (2.119, 2.166, 0.461) with the host's 2 CPUs loaded 3x by other work: a
+# vCPU thread preempted by the host while it holds CPU 0 overruns its
+# slice, and the heavier VM, holding CPU 0 more often, keeps more of
+# that; hence 10 %.
 if [ "$(findmnt -n -o FSTYPE -T / 2>/dev/null)" = 9p ]; then
 	console_s=12 weight_ms=10000 fair_tol_pct=''
 else
-	console_s=4 weight_ms=1000 fair_tol_pct=5
+	console_s=4 weight_ms=1000 fair_tol_pct=10
 fi
 
 tids_are_vcpus() {
