@@ -149,7 +149,21 @@ console_text() {  # NAME SECONDS: what `virsh console` shows in that time
 }
 # Seconds of console to capture: virsh alone takes ~3 s to connect under
 # scripts/nested-kvm (TCG).
-if [ "$(findmnt -n -o FSTYPE -T / 2>/dev/null)" = 9p ]; then console_s=12; else console_s=4; fi
+# Under TCG virsh and lagvisor stat take seconds themselves, so a live
+# cpu_shares change is given 10 s to show instead of 1 (the mechanism is
+# what is checked there, not its speed), and the CPU-time shares, a
+# measurement of host time, are left to KVM hosts. There 2:1 came out
+# within 2 % on a quiet host (2.008, 2.012, 2.021, 2.039) but 6-8 % off
+# (2.119, 2.166, 0.461) with the host's 2 CPUs loaded 3x by other work: a
+# vCPU thread preempted by the host while it holds CPU 0 overruns its
+# slice, and the heavier VM, holding CPU 0 more often, keeps more of
+# that. The issue's 5 % holds for 2:1 on a quiet host (CI's); the ratio
+# right after a live swap is given 10 % (the lag of the swap settles).
+if [ "$(findmnt -n -o FSTYPE -T / 2>/dev/null)" = 9p ]; then
+	console_s=12 weight_ms=10000 fair_tol_pct='' swap_tol_pct=''
+else
+	console_s=4 weight_ms=1000 fair_tol_pct=5 swap_tol_pct=10
+fi
 
 tids_are_vcpus() {
 	local name=$1 pid i=0 tid ok=0
@@ -188,12 +202,12 @@ fails_with() {  # PATTERN VIRSH-ARGS...
 	grep -q "$pat" <<<"$out" || { echo "  virsh $*: $out"; return 1; }
 }
 
-# cpu_shares --live as the log tells it (every mode but --sched host, where
-# the host kernel applies the cgroup weight itself).
+# cpu_shares --live as the log tells it within $weight_ms ms (every mode
+# but --sched host, where the host kernel applies the cgroup weight itself).
 live_shares_logged() {  # NAME SHARES
 	local log=$LV_ROOT/var/log/libvirt/qemu/$1.log i
 	grep -q "applied by the host scheduler" "$log" && return 0
-	for i in $(seq 10); do
+	for i in $(seq $((weight_ms / 100))); do
 		grep -Eq "weight ($2|$(($2 * 1024 / 100))) from the cgroup's CPU weight \(live" "$log" &&
 			return 0
 		sleep 0.1
@@ -218,7 +232,8 @@ runtime_stats() {
 		"grep -q 'vcpu.current=2' <<<\"\$1\" && grep -q 'cpu.time=' <<<\"\$1\" &&
 		grep -q 'net.count=0' <<<\"\$1\"" _ "$out"
 	check "$name: schedinfo --live cpu_shares=512" v schedinfo "$name" --live --set cpu_shares=512
-	check "$name: lagvisor took the live cpu_shares within 1 s" live_shares_logged "$name" 512
+	check "$name: lagvisor took the live cpu_shares within $weight_ms ms" \
+		live_shares_logged "$name" 512
 	check "$name: setvcpus fails, naming CPU hotplug" fails_with "hotpluggable vcpus" \
 		setvcpus "$name" 1 --live
 	check "$name: send-key fails, naming the missing keyboard" \
@@ -323,8 +338,12 @@ else
 	done
 	live_shares_in_stat "lagvisor-shared-a-$sfx" "lvtest-$sfx"
 	for d in a b; do v destroy "lagvisor-shared-$d-$sfx" >/dev/null 2>&1; done
-	shares_fairness "lagvisor-fair-$sfx" "lvfair-$sfx"
-	default_domain "lagvisor-plain-$sfx"
+	if [ -n "$fair_tol_pct" ]; then
+		shares_fairness "lagvisor-fair-$sfx" "lvfair-$sfx"
+		default_domain "lagvisor-plain-$sfx"
+	else
+		echo "NOTE: CPU time by shares not measured under TCG (scripts/nested-kvm)"
+	fi
 	# <vcpusched scheduler='idle'>: libvirt makes the vCPU threads
 	# SCHED_IDLE while the domain is still paused; lagvisor's scheduler
 	# takes that as the idle class at their first grant.

@@ -31,12 +31,13 @@ lv_private_start() {
 		touch "$1/ns-ready"
 		exec sleep infinity' lv-private "$work" &
 	lv_ns_pid=$!
-	for i in $(seq 100); do
+	# Seconds under scripts/nested-kvm (TCG), a moment elsewhere.
+	for i in $(seq 600); do
 		[ -e "$work/ns-ready" ] && break
-		kill -0 "$lv_ns_pid" 2>/dev/null || return 1
-		sleep 0.05
+		kill -0 "$lv_ns_pid" 2>/dev/null || { echo "  the mount namespace's setup failed"; return 1; }
+		sleep 0.1
 	done
-	[ -e "$work/ns-ready" ] || return 1
+	[ -e "$work/ns-ready" ] || { echo "  no mount namespace after 60 s"; return 1; }
 	LV_ROOT=/proc/$lv_ns_pid/root
 	URI="qemu:///system?socket=$work/run/libvirt-sock"
 	cat >"$work/libvirtd.conf" <<EOC
@@ -48,17 +49,18 @@ auth_unix_ro = "none"
 log_outputs = "3:file:$work/libvirtd.log"
 EOC
 	# virtlogd carries the emulator's stdout/stderr into the domain log.
-	nsenter -t "$lv_ns_pid" -m -- virtlogd -d -p "$work/virtlogd.pid" || return 1
-	for i in $(seq 50); do [ -s "$work/virtlogd.pid" ] && break; sleep 0.1; done
+	nsenter -t "$lv_ns_pid" -m -r -w -- virtlogd -d -p "$work/virtlogd.pid" ||
+		{ echo "  virtlogd does not start"; return 1; }
+	for i in $(seq 600); do [ -s "$work/virtlogd.pid" ] && break; sleep 0.1; done
 	virtlogd_pid=$(cat "$work/virtlogd.pid" 2>/dev/null)
-	[ -n "$virtlogd_pid" ]
+	[ -n "$virtlogd_pid" ] || { echo "  virtlogd wrote no pid file in 60 s"; return 1; }
 }
 
 # (Re)start the private libvirtd; 0 once it answers.
 start_libvirtd() {
 	local i
 	rm -f "$work/libvirtd.pid"
-	nsenter -t "$lv_ns_pid" -m -- libvirtd -d -f "$work/libvirtd.conf" \
+	nsenter -t "$lv_ns_pid" -m -r -w -- libvirtd -d -f "$work/libvirtd.conf" \
 		-p "$work/libvirtd.pid" || return 1
 	for i in $(seq 300); do
 		[ -s "$work/libvirtd.pid" ] && v version >/dev/null 2>&1 && break
