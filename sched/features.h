@@ -84,7 +84,15 @@
 	 * waiting in a queue. (The binding sets the guest's steal-time       \
 	 * preempted byte whenever a runnable vCPU's thread parks, without    \
 	 * reading this flag.) */                                             \
-	F(PV_PREEMPTED, 1)
+	F(PV_PREEMPTED, 1)                                                    \
+	/* For the binding, not read by sched/: a vCPU that blocks with its  \
+	 * own timer armed publishes the deadline, and the holder of the     \
+	 * pCPU it left wakes it then (vmm/sched_bind_sleepers.c), as a      \
+	 * host's timer interrupt wakes a task whatever runs. Off: only the  \
+	 * sleeper's own thread wakes it, once the host runs that thread on  \
+	 * a host CPU the holder keeps busy (seconds beside a busy VM in     \
+	 * another autogroup). */                                            \
+	F(HOLDER_WAKE, 1)
 
 enum sched_feature {
 #define SCHED_FEATURE_ENUM(name, def) SCHED_FEAT_##name,

@@ -46,7 +46,8 @@ void sched_bind_sleeper_arm(struct sched_bind_vcpu *v, uint64_t deadline_ns)
 {
 	struct sched_shm_vcpu *vs = bind_vcpu(v->b, v->id);
 
-	if (!deadline_ns || v->pcpu == SCHED_NONE)
+	if (!deadline_ns || v->pcpu == SCHED_NONE ||
+	    !sched_feature_enabled(v->b->shm->dom, SCHED_FEAT_HOLDER_WAKE))
 		return;
 	__atomic_store_n(&vs->sleep_pcpu, v->pcpu, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&vs->sleep_deadline_ns, deadline_ns, __ATOMIC_SEQ_CST);

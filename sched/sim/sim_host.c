@@ -45,6 +45,7 @@ static const struct {
 	{ "DELAY_ZERO", true },
 	{ "PREEMPT_ELIGIBLE", true },
 	{ "PV_PREEMPTED", true },		/* KVM's steal-time preempted flag */
+	{ "HOLDER_WAKE", true },		/* a timer interrupt wakes a task whatever runs */
 };
 #define NR_LINUX_FLAGS (sizeof(linux_flags) / sizeof(linux_flags[0]))
 
