@@ -37,8 +37,8 @@
  * slot. 3: the feature word gained DELAY_ZERO and PREEMPT_ELIGIBLE (every
  * later bit moved) and its defaults changed. 4: blocked vCPUs' deadlines
  * (vCPU sleep_deadline_ns, sleep_pcpu; pCPU sleeper_ns), which the
- * holder of a pCPU watches (feature HOLDER_WAKE), and the member's VM name. A member of another ABI is refused at join
- * (sched_shm_open). */
+ * holder of a pCPU watches (feature HOLDER_WAKE), and the member's VM
+ * name. A member of another ABI is refused at join (sched_shm_open). */
 #define SCHED_SHM_ABI 4u
 #define SCHED_SHM_MAX_MEMBERS 64u
 #define SCHED_SHM_DEFAULT_ENTITIES 512u
