@@ -3,11 +3,13 @@
 #include "common/clock.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -329,8 +331,9 @@ void stat_print_vms(FILE *f, const struct sched_shm *s)
 
 	fprintf(f, "lagvisor stat: %s, %u VM(s), %u pCPU(s)\n\n", s->path,
 		sched_shm_nr_members(s), s->hdr->nr_pcpus);
-	fprintf(f, "  %-24s %7s %5s %9s %9s %9s %7s %7s\n", "VM", "pid", "vCPUs", "run s",
-		"wait s", "wakeups", "p50 us", "p99 us");
+	/* 79 columns */
+	fprintf(f, "  %-20s %7s %5s %8s %8s %9s %6s %6s\n", "VM", "pid", "vCPUs", "run s",
+		"wait s", "wakeups", "p50us", "p99us");
 	for (unsigned i = 0; i < s->hdr->max_members; i++) {
 		const struct sched_shm_member *m = &s->members[i];
 		uint64_t hist[SCHED_SHM_LAT_BUCKETS] = { 0 }, run = 0, wait = 0, wakes = 0;
@@ -353,7 +356,7 @@ void stat_print_vms(FILE *f, const struct sched_shm *s)
 			for (unsigned b = 0; b < SCHED_SHM_LAT_BUCKETS; b++)
 				hist[b] += LD(v->lat_hist[b]);
 		}
-		fprintf(f, "  %-24.24s %7d %5u %9.1f %9.1f %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+		fprintf(f, "  %-20.20s %7d %5u %8.1f %8.1f %9" PRIu64 " %6" PRIu64 " %6" PRIu64
 			"\n", name, (int)pid, n, run / 1e9, wait / 1e9, wakes,
 			stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 50) / 1000,
 			stat_hist_percentile_ns(hist, SCHED_SHM_LAT_BUCKETS, 99) / 1000);
@@ -412,6 +415,12 @@ static int find_domains(const char *dir, char names[][80], unsigned *n, char *er
 		if (strncmp(d->d_name, "lagvisor-", 9) || !sched_opts_domain_name_ok(name))
 			continue;
 		if (!strncmp(name, SCHED_SHM_DEFAULT_PREFIX, strlen(SCHED_SHM_DEFAULT_PREFIX))) {
+			struct stat st;
+
+			/* another user's (0600) is root's to read only */
+			if (fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    (st.st_uid != geteuid() && geteuid() != 0))
+				continue;
 			if (*n < STAT_MAX_DOMAINS)
 				snprintf(names[(*n)++], 80, "%s", name);
 		} else if (nr_other++ == 0) {
