@@ -16,7 +16,7 @@
 #include "vmm/cli.h"
 #include "vmm/config.h"
 #include "vmm/seccomp.h"
-#include "vmm/stat.h"
+#include "vmm/sched/stat.h"
 #include "vmm/vm.h"
 
 #define EXIT_RUNTIME 1

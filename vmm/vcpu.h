@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "vmm/sched_bind.h"
+#include "vmm/sched/sched_bind.h"
 #include <sys/types.h>
 
 #include "vmm/kvm_stats.h"

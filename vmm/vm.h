@@ -27,7 +27,7 @@
 #include "vmm/iothread.h"
 #include "vmm/kvm.h"
 #include "vmm/vm_devices.h"
-#include "vmm/sched_host.h"
+#include "vmm/sched/sched_host.h"
 #include "vmm/x86/arch.h"
 
 struct vcpu;
