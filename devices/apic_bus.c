@@ -6,7 +6,7 @@
  * only under that LAPIC's own lock, and the target is kicked through
  * ops->kick only after that lock is dropped (deliver_one). The bus holds
  * no wait lock of its own and knows nothing of how the target's thread
- * sleeps: the kick (the VMM's vcpu_irq_notify, vmm/vcpu_irq.h) bumps the
+ * sleeps: the kick (the VMM's vcpu_irq_notify, vmm/x86/vcpu_irq.h) bumps the
  * vCPU's futex word and reads its published mode, while the vCPU thread
  * publishes its mode before it looks at its LAPIC; both orders are
  * sequentially consistent, so either the thread sees the new interrupt or

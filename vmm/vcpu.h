@@ -23,7 +23,7 @@
 #include <sys/types.h>
 
 #include "vmm/kvm_stats.h"
-#include "vmm/vcpu_irq.h"
+#include "vmm/x86/vcpu_irq.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 
