@@ -2,12 +2,19 @@
  * The APIC bus: destination matching and delivery of interrupt messages
  * (from ICR writes, SELF_IPI, the IOAPIC) to a VM's local APICs.
  *
- * Race freedom. A target's state changes only under its own lock, and the
- * kick comes after that unlock: a vCPU thread that sleeps only after
- * checking lapic_has_event() under its own wait lock, and a kick that
- * takes that same wait lock, cannot lose a wakeup; IRR set twice before
- * an ack is one interrupt, as on hardware. Only one LAPIC lock is held at
- * a time, so any number of senders may deliver concurrently.
+ * Race freedom. A target's state (IRR, pending NMI/INIT/SIPI) changes
+ * only under that LAPIC's own lock, and the target is kicked through
+ * ops->kick only after that lock is dropped (deliver_one). The bus holds
+ * no wait lock of its own and knows nothing of how the target's thread
+ * sleeps: the kick (the VMM's vcpu_irq_notify, vmm/x86/vcpu_irq.h) bumps the
+ * vCPU's futex word and reads its published mode, while the vCPU thread
+ * publishes its mode before it looks at its LAPIC; both orders are
+ * sequentially consistent, so either the thread sees the new interrupt or
+ * the kick sees the thread in KVM_RUN or asleep and interrupts or wakes
+ * it: no wakeup is lost. IRR set twice before an ack is one interrupt, as
+ * on hardware. Only one LAPIC lock is held at a time (lowest-priority
+ * arbitration looks at each candidate under its own lock, one after the
+ * other), so any number of senders may deliver concurrently.
  */
 #include "devices/lapic_internal.h"
 

@@ -8,7 +8,7 @@
 #include "common/compiler.h"
 #include "common/log.h"
 #include "vmm/halt_poll.h"
-#include "vmm/sched_opts.h"
+#include "vmm/sched/sched_opts.h"
 
 int cli_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/sched_opts.h"
+#include "vmm/sched/sched_opts.h"
 
 enum sched_mode { SCHED_MODE_HOST, SCHED_MODE_EEVDF };
 enum irqchip_mode { IRQCHIP_KERNEL, IRQCHIP_USER };

@@ -15,8 +15,8 @@
 #include "common/log.h"
 #include "vmm/cli.h"
 #include "vmm/config.h"
+#include "vmm/sched/stat.h"
 #include "vmm/seccomp.h"
-#include "vmm/stat.h"
 #include "vmm/vm.h"
 
 #define EXIT_RUNTIME 1

@@ -17,6 +17,7 @@
 #include "vmm/exit_report.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
+#include "vmm/x86/vcpu_exit.h"
 
 static void kick_handler(int sig)
 {
@@ -194,39 +195,6 @@ static int vcpu_exit_mmio(struct vcpu *v)
 	return VCPU_CONTINUE;
 }
 
-/*
- * Instruction bytes at RIP from guest memory: the linear address (CS base
- * + RIP outside 64-bit mode) translated page by page with KVM_TRANSLATE,
- * since the 15 bytes may straddle two pages. Returns how many were read.
- */
-static unsigned vcpu_read_insn(struct vcpu *v, uint64_t rip,
-			       uint8_t out[X86_MAX_INSN_BYTES])
-{
-	struct kvm_sregs sregs;
-	uint64_t lin;
-	unsigned n = 0;
-
-	if (ioctl(v->fd, KVM_GET_SREGS, &sregs))
-		return 0;
-	lin = (sregs.efer & (1u << 10) /* EFER.LMA */) && sregs.cs.l ? rip
-								  : sregs.cs.base + rip;
-	while (n < X86_MAX_INSN_BYTES) {
-		struct kvm_translation tr = { .linear_address = lin + n };
-		unsigned chunk = 4096 - (unsigned)((lin + n) & 4095);
-		const uint8_t *p;
-
-		chunk = MIN(chunk, X86_MAX_INSN_BYTES - n);
-		if (ioctl(v->fd, KVM_TRANSLATE, &tr) || !tr.valid)
-			break;
-		p = guest_mem_ptr(&v->vm->mem, tr.physical_address, chunk);
-		if (!p)
-			break;
-		memcpy(out + n, p, chunk);
-		n += chunk;
-	}
-	return n;
-}
-
 static int vcpu_exit_internal(struct vcpu *v)
 {
 	uint8_t insn[X86_MAX_INSN_BYTES];
@@ -237,7 +205,7 @@ static int vcpu_exit_internal(struct vcpu *v)
 	if (v->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION) {
 		n = exit_emulation_bytes(v->run, insn);
 		if (!n)
-			n = vcpu_read_insn(v, rip, insn);
+			n = x86_vcpu_read_insn(v, rip, insn);
 	}
 	exit_format_internal(msg, sizeof(msg), v->index, v->run, rip, insn, n);
 	log_error("%s", msg);
@@ -264,11 +232,13 @@ static int vcpu_exit_system_event(struct vcpu *v)
 	}
 }
 
-/* One switch on the exit reason; each case hands off in a few lines. */
+/* One switch on the exit reason; each case hands off in a few lines.
+ * The reasons that are not generic go to the arch hook. */
 static int vcpu_handle_exit(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	const char *name;
+	int r;
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
@@ -277,24 +247,6 @@ static int vcpu_handle_exit(struct vcpu *v)
 		return vcpu_exit_mmio(v);
 	case KVM_EXIT_INTR:
 		return VCPU_CONTINUE;          /* kicked: the loop checks for stop */
-	case KVM_EXIT_IRQ_WINDOW_OPEN:
-		run->request_interrupt_window = 0;
-		return VCPU_CONTINUE;
-	case KVM_EXIT_HLT:
-		/* Only without an in-kernel LAPIC, i.e. --irqchip user. */
-		if (v->user_irqchip)
-			return vcpu_irq_exit_hlt(v);
-		log_once(LOG_WARN, "vCPU %u: KVM_EXIT_HLT with KVM's irqchip", v->index);
-		return VCPU_CONTINUE;
-	case KVM_EXIT_X86_RDMSR:
-	case KVM_EXIT_X86_WRMSR:
-		if (v->user_irqchip)
-			return vcpu_irq_exit_msr(v);
-		log_once(LOG_WARN, "vCPU %u: MSR exit with KVM's irqchip: #GP", v->index);
-		run->msr.error = 1;
-		return VCPU_CONTINUE;
-	case KVM_EXIT_SET_TPR:
-		return VCPU_CONTINUE;          /* CR8 is synced after every exit */
 	case KVM_EXIT_SHUTDOWN:
 		log_error("vCPU %u: guest triple fault (KVM_EXIT_SHUTDOWN) at RIP 0x%"
 			  PRIx64 ": stopping the VM", v->index, vcpu_rip(v));
@@ -319,6 +271,9 @@ static int vcpu_handle_exit(struct vcpu *v)
 			  (unsigned long long)run->hw.hardware_exit_reason, vcpu_rip(v));
 		return vcpu_fail(v);
 	default:
+		r = x86_vcpu_handle_exit(v);    /* the arch hook */
+		if (r != X86_EXIT_UNHANDLED)
+			return r;
 		name = exit_reason_name(run->exit_reason);
 		log_error("vCPU %u: unhandled KVM exit %u (%s) at RIP 0x%" PRIx64,
 			  v->index, run->exit_reason, name ? name : "unknown", vcpu_rip(v));

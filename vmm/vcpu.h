@@ -19,11 +19,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "vmm/sched_bind.h"
+#include "vmm/sched/sched_bind.h"
 #include <sys/types.h>
 
 #include "vmm/kvm_stats.h"
-#include "vmm/vcpu_irq.h"
+#include "vmm/x86/vcpu_irq.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 

@@ -23,12 +23,12 @@
 #include "vmm/console.h"
 #include "vmm/guest_mem.h"
 #include "vmm/io_policy.h"
-#include "vmm/irqchip_user.h"
 #include "vmm/iothread.h"
 #include "vmm/kvm.h"
+#include "vmm/sched/sched_host.h"
 #include "vmm/vm_devices.h"
-#include "vmm/sched_host.h"
 #include "vmm/x86/arch.h"
+#include "vmm/x86/irqchip_user.h"
 
 struct vcpu;
 

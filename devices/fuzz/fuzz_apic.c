@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the APIC bus of --irqchip user, driven as
- * vmm/vcpu_irq*.c and vmm/irqchip_user.c drive it. Up to 8 LAPICs and the
+ * vmm/x86/vcpu_irq*.c and vmm/x86/irqchip_user.c drive it. Up to 8 LAPICs and the
  * IOAPIC on one bus (IOAPIC ID = nr_cpus, at 0xfec00000 on an MMIO bus);
  * the input is a program of guest MSR and MMIO accesses, TSC-deadline
  * writes, IOAPIC pin changes, the vCPU loop's side (INIT/SIPI/NMI/vector

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the port and MMIO buses with every device the VMM
- * attaches (vmm/vm_devices.c, vmm/irqchip_user.c): UART, RTC, debug-exit,
+ * attaches (vmm/vm_devices.c, vmm/x86/irqchip_user.c): UART, RTC, debug-exit,
  * the reset ports (0xcf9, i8042), PCI config with nothing behind it, the
  * QEMU test devices (fw_cfg, pc-testdev) and the IOAPIC, plus the bus
  * table itself. The input is a program of guest port accesses (1, 2 or 4

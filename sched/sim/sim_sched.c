@@ -205,7 +205,7 @@ static int wake_pinned(struct sim *s, struct sim_vcpu *v, int waker, struct sche
 	return sched_set_allowed(&s->sched->h, v->se, &all, s->now);
 }
 
-/* What vmm/sched_bind.c's sync_learn converges to: a message vCPU halts
+/* What vmm/sched/sched_bind.c's sync_learn converges to: a message vCPU halts
  * right after its wakes, so they are marked SCHED_WAKE_SYNC (IPI_HANDOFF);
  * no other workload's are. The binding marks only the first wake after
  * each halt; here every wake of a burst is marked, the same with one

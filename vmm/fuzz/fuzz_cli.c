@@ -20,8 +20,8 @@
 #include "common/fuzz_target.h"
 #include "vmm/cli.h"
 #include "vmm/config.h"
-#include "vmm/sched_host.h"
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_host.h"
+#include "vmm/sched/sched_shm.h"
 
 static void check_valid(const struct vm_config *c, const struct host_limits *lim)
 {

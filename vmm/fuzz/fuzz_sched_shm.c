@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the shared scheduling domain's file opener
- * (vmm/sched_shm.c) given a corrupt or hostile file. At start the real
+ * (vmm/sched/sched_shm.c) given a corrupt or hostile file. At start the real
  * opener creates a domain in a private directory and a member adds and
  * wakes a few vCPUs, as sched_host_open and the binding do; that file's
  * bytes are the template. Each input patches a copy (any bytes, the
@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "common/fuzz_target.h"
-#include "vmm/sched_shm.h"
-#include "vmm/stat.h"
+#include "vmm/sched/sched_shm.h"
+#include "vmm/sched/stat.h"
 #include "vmm/fuzz/sched_shm_ops.h"
 
 #define MAX_ENTITIES 16

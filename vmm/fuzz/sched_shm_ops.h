@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_shm.h"
 
 /* Input: u8 flags (and a u32 new size with SHM_FLAG_RESIZE), then ops. */
 #define SHM_FLAG_OBSERVE 0x01   /* open as `lagvisor stat` does */

@@ -16,7 +16,7 @@
 #include "vmm/kvm.h"
 #include "vmm/kvm_stats_all.h"
 #include "vmm/seccomp.h"
-#include "vmm/vm_reset.h"
+#include "vmm/x86/vm_reset.h"
 
 /* How long the last events may take to reach libvirt before exiting. */
 #define FRONT_FLUSH_MS 2000

@@ -6,7 +6,7 @@
 
 #include "common/log.h"
 #include "vmm/qemu/front.h"
-#include "vmm/vm_reset.h"
+#include "vmm/x86/vm_reset.h"
 
 /* vm_build, as lagvisor run does, with the console on the serial chardev. */
 static int front_vm_build(struct front *f, struct vm_config *cfg)

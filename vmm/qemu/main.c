@@ -20,8 +20,8 @@
 #include "common/log.h"
 #include "vmm/qemu/front.h"
 #include "vmm/qemu/qemu_cmdline.h"
-#include "vmm/sched_host.h"
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_host.h"
+#include "vmm/sched/sched_shm.h"
 #include "vmm/seccomp.h"
 
 #define QEMU_DEFAULT_BINARY "/usr/bin/qemu-system-x86_64"

@@ -164,7 +164,7 @@ TESTS = {"neighbour": test_neighbour, "kill": test_kill}
 
 # Open bugs the test found: SKIP naming them, unless asked. "neighbour"
 # was one until the holder of a pCPU woke its blocked vCPUs at their
-# deadlines (vmm/sched_bind_sleepers.c): a blocked wakebench vCPU whose
+# deadlines (vmm/sched/sched_bind_sleepers.c): a blocked wakebench vCPU whose
 # deadline passed waited 1.5-6.5 s for its own thread to get host CPU 0
 # from the chaos VM's threads (the VMs in separate autogroups), and sched/
 # never learned it was runnable.

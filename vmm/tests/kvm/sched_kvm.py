@@ -684,7 +684,7 @@ def test_features():
     # PREEMPT_ELIGIBLE off as well: its slice-timer tick preempts a hog
     # whose protection is over for a queued wakee with an earlier deadline,
     # and since the holder wakes a halted vCPU at its deadline itself
-    # (vmm/sched_bind_sleepers.c) that tick comes right after such a wake
+    # (vmm/sched/sched_bind_sleepers.c) that tick comes right after such a wake
     # (168 of ~2000 wakes with PREEMPT_ELIGIBLE on); stat counts both kinds.
     off_flags = "NO_WAKEUP_PREEMPTION,NO_PREEMPT_ELIGIBLE"
     on = run_features(None)

@@ -30,7 +30,7 @@
 #include <sys/types.h>
 
 #include "sched/sched.h"
-#include "vmm/sched_opts.h"
+#include "vmm/sched/sched_opts.h"
 
 #define SCHED_SHM_MAGIC 0x316d6f647667616cull   /* "lagvdom1" in memory order */
 /* 2: KVM's per-vCPU counters (kvm_exits, kvm_emulations) joined the vCPU

@@ -1,6 +1,6 @@
 /*
  * A blocked vCPU's own deadline is kept by the holder of its pCPU
- * (vmm/sched_bind_sleepers.c), not only by its own thread's futex timeout.
+ * (vmm/sched/sched_bind_sleepers.c), not only by its own thread's futex timeout.
  *
  * One pCPU, two fake vCPU threads on its host CPU: S halts with a deadline
  * 20 ms ahead and hands the pCPU to H, which spins in "guest mode" as a
@@ -21,7 +21,7 @@
 
 #include "common/clock.h"
 #include "common/test_check.h"
-#include "vmm/sched_bind.h"
+#include "vmm/sched/sched_bind.h"
 
 #define KICK_SIG SIGUSR1
 #define ROUNDS 3

@@ -1,5 +1,5 @@
 /* A vCPU's interrupts with --irqchip user (see vcpu_irq.h). */
-#include "vmm/vcpu_irq.h"
+#include "vmm/x86/vcpu_irq.h"
 
 #include "common/clock.h"
 
@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "vmm/irqchip_user.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/x86/irqchip.h"
+#include "vmm/x86/irqchip_user.h"
 
 /* The vCPU whose thread this is (NULL in other threads). */
 static __thread struct vcpu *vcpu_self;

@@ -37,7 +37,7 @@
 #include <time.h>
 
 #include "sched/sched.h"
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_shm.h"
 
 struct sched_bind;
 

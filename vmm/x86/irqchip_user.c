@@ -1,5 +1,5 @@
 /* --irqchip user: VM-wide part (see irqchip_user.h). */
-#include "vmm/irqchip_user.h"
+#include "vmm/x86/irqchip_user.h"
 
 #include "common/clock.h"
 

@@ -1,4 +1,4 @@
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_shm.h"
 
 #include "common/clock.h"
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "vmm/sched_bind.h"
+#include "vmm/sched/sched_bind.h"
 #include "common/test_check.h"
 
 #define KICK_SIG SIGUSR1

@@ -27,7 +27,7 @@
  * before its vCPU woke) only a wake that finds the vCPU runnable, or a
  * spurious one that its sleep loop absorbs.
  */
-#include "vmm/sched_bind_internal.h"
+#include "vmm/sched/sched_bind_internal.h"
 
 #include <errno.h>
 #include <signal.h>

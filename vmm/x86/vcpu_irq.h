@@ -28,7 +28,7 @@
 
 #include "devices/lapic.h"
 #include "vmm/halt_poll.h"
-#include "vmm/steal_time.h"
+#include "vmm/x86/steal_time.h"
 
 struct vcpu;
 

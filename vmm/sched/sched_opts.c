@@ -1,4 +1,4 @@
-#include "vmm/sched_opts.h"
+#include "vmm/sched/sched_opts.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "vmm/vm_reset.h"
+#include "vmm/x86/vm_reset.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -13,10 +13,10 @@
 #include "common/clock.h"
 #include "common/compiler.h"
 #include "common/log.h"
-#include "vmm/irqchip_user.h"
 #include "vmm/vcpu.h"
-#include "vmm/vcpu_irq.h"
 #include "vmm/vm.h"
+#include "vmm/x86/irqchip_user.h"
+#include "vmm/x86/vcpu_irq.h"
 
 /*
  * MSRs a guest changes that must be back at power-on values: the KVM

@@ -2,8 +2,8 @@
  * What a vCPU thread publishes in its domain slot for lagvisor stat beside
  * the scheduler's own accounting (sched_bind.c): KVM's counters.
  */
-#include "vmm/sched_bind.h"
-#include "vmm/sched_bind_internal.h"
+#include "vmm/sched/sched_bind.h"
+#include "vmm/sched/sched_bind_internal.h"
 
 void sched_bind_vcpu_publish_kvm(struct sched_bind_vcpu *v, uint64_t exits, uint64_t emulations)
 {

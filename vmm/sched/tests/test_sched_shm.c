@@ -16,7 +16,7 @@
 
 #include "common/clock.h"
 #include "sched/internal.h"
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_shm.h"
 #include "common/test_check.h"
 
 static char dir[64];

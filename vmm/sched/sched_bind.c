@@ -1,5 +1,5 @@
 /* What a vCPU thread does under the binding (see sched_bind.h). */
-#include "vmm/sched_bind_internal.h"
+#include "vmm/sched/sched_bind_internal.h"
 
 #include "common/clock.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "vmm/sched_host.h"
+#include "vmm/sched/sched_host.h"
 #include "common/test_check.h"
 
 /* Make the default domain's file look like another version's, with

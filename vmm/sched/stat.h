@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_shm.h"
 
 struct stat_options {
 	const char *domain;            /* NULL: the only domain in the directory */

@@ -1,5 +1,5 @@
 /* Steal-time area of one vCPU (see steal_time.h). */
-#include "vmm/steal_time.h"
+#include "vmm/x86/steal_time.h"
 
 #include <asm/kvm_para.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "vmm/sched_host.h"
+#include "vmm/sched/sched_host.h"
 
 #include "common/clock.h"
 

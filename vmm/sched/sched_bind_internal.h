@@ -9,7 +9,7 @@
 
 #include <time.h>
 
-#include "vmm/sched_bind.h"
+#include "vmm/sched/sched_bind.h"
 
 #define GRANT_CLAIM 0x80000000u        /* grant word: "claim this pCPU and drain it" */
 

@@ -1,4 +1,4 @@
-#include "vmm/stat.h"
+#include "vmm/sched/stat.h"
 
 #include "common/clock.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "vmm/cli.h"
-#include "vmm/sched_opts.h"
+#include "vmm/sched/sched_opts.h"
 #include "common/test_check.h"
 
 static char err[256];

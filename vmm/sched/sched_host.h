@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "vmm/sched_bind.h"
-#include "vmm/sched_opts.h"
-#include "vmm/sched_shm.h"
-#include "vmm/trace.h"
+#include "vmm/sched/sched_bind.h"
+#include "vmm/sched/sched_opts.h"
+#include "vmm/sched/sched_shm.h"
+#include "vmm/sched/trace.h"
 
 struct sched_host {
 	struct sched_shm shm;

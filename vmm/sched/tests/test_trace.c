@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "vmm/sched_shm.h"
-#include "vmm/trace.h"
+#include "vmm/sched/sched_shm.h"
+#include "vmm/sched/trace.h"
 #include "common/test_check.h"
 
 static void kick_nop(void *o, unsigned p)

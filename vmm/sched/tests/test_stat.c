@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "vmm/sched_bind.h"
-#include "vmm/stat.h"
+#include "vmm/sched/sched_bind.h"
+#include "vmm/sched/stat.h"
 #include "common/test_check.h"
 
 static char dir[64], out[96];

@@ -2,16 +2,16 @@
  * IA32_APIC_BASE, TSC deadline, steal time, and the #GP KVM would give for
  * the rest) and the xAPIC MMIO page. Interface in vcpu_irq.h. */
 #include "common/clock.h"
-#include "vmm/vcpu_irq.h"
+#include "vmm/x86/vcpu_irq.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 #include "common/log.h"
-#include "vmm/irqchip_user.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/x86/irqchip_user.h"
 
 #define MSR_IA32_TSC 0x10
 

@@ -1,5 +1,5 @@
 /* The per-pCPU runner-token protocol and the host ops (see sched_bind.h). */
-#include "vmm/sched_bind_internal.h"
+#include "vmm/sched/sched_bind_internal.h"
 
 #include "common/clock.h"
 

@@ -1,4 +1,4 @@
-#include "vmm/trace.h"
+#include "vmm/sched/trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/sched_shm.h"
+#include "vmm/sched/sched_shm.h"
 
 static void emit(struct trace_writer *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "vmm/sched_bind.h"
+#include "vmm/sched/sched_bind.h"
 #include "common/test_check.h"
 
 #define NR 6
