@@ -59,6 +59,14 @@ live_shares_in_stat() {
 		weights_by "$dom" "$(emu_pid "$name")" "$w $w" "$(date +%s%N)" $((2 * weight_ms))
 }
 
+# start_2_1 PREFIX: give the defined PREFIX-a and PREFIX-b <shares> 2048
+# and 1024 and start them.
+start_2_1() {
+	v schedinfo "$1-a" --config --set cpu_shares=2048 >/dev/null &&
+		v schedinfo "$1-b" --config --set cpu_shares=1024 >/dev/null &&
+		v start "$1-a" >/dev/null && v start "$1-b" >/dev/null
+}
+
 # shares_fairness PREFIX DOMAIN: two 1-vCPU domains spinning on host CPU 0
 # in one lagvisor scheduling domain, shares 2048:1024 (<shares>, set with
 # --config before the start): their CPU time is 2:1 within $fair_tol_pct %;
@@ -71,10 +79,7 @@ shares_fairness() {
 		define "$pre-$d" "sched=eevdf,sched-domain=$dom,host-cpus=0" \
 			"cpus=1 hog.duration_ms=0 hog.report_ms=1000" 1
 	done
-	v schedinfo "$pre-a" --config --set cpu_shares=2048 >/dev/null &&
-		v schedinfo "$pre-b" --config --set cpu_shares=1024 >/dev/null &&
-		v start "$pre-a" >/dev/null && v start "$pre-b" >/dev/null ||
-		{ fail "$pre: define and start two 1-vCPU domains with shares 2048:1024"; return; }
+	start_2_1 "$pre" || { fail "$pre: define and start two 1-vCPU domains with shares 2048:1024"; return; }
 	pa=$(emu_pid "$pre-a") pb=$(emu_pid "$pre-b")
 	# 10 s windows: the host's other threads preempt a vCPU thread while
 	# it holds CPU 0 (that time counts as its run), which averages out.
@@ -124,10 +129,7 @@ default_domain() {
 			--type "$type" --lagvisor '' --cpuset 0 --no-start \
 			--cmdline "cpus=1 hog.duration_ms=0 hog.report_ms=1000" >/dev/null
 	done
-	v schedinfo "$pre-a" --config --set cpu_shares=2048 >/dev/null &&
-		v schedinfo "$pre-b" --config --set cpu_shares=1024 >/dev/null &&
-		v start "$pre-a" >/dev/null && v start "$pre-b" >/dev/null ||
-		{ fail "$pre: define and start two plain 1-vCPU domains"; return; }
+	start_2_1 "$pre" || { fail "$pre: define and start two plain 1-vCPU domains"; return; }
 	pa=$(emu_pid "$pre-a") pb=$(emu_pid "$pre-b")
 	sleep 1
 	check "$pre: lagvisor stat --json lists both VMs by name in $dom" \
