@@ -24,7 +24,9 @@
 #include "vmm/vm_weight.h"
 
 /* virsh schedinfo --live takes effect within a second: four looks at it. */
-#define FRONT_WEIGHT_POLL_MS 250
+/* A pread every 50 ms costs nothing; libvirt's own schedinfo call takes
+ * hundreds of ms, and the weight should follow it within a second. */
+#define FRONT_WEIGHT_POLL_MS 50
 
 static int read_weight(int fd, bool v2, uint32_t *w)
 {
