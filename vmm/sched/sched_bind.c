@@ -146,6 +146,19 @@ static void wait_end(struct sched_bind_vcpu *v, uint64_t now, bool kept)
 	}
 }
 
+/* Pin the thread to host CPU cpu, unless it is pinned there already. */
+static void pin_to(struct sched_bind_vcpu *v, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu == v->pinned_cpu)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		v->pinned_cpu = cpu;
+}
+
 /* Got pCPU p: pin if it moved, sync the timer, account. */
 static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 {
@@ -157,14 +170,7 @@ static void got_pcpu(struct sched_bind_vcpu *v, unsigned p)
 	v->pcpu = p;
 	check_external_affinity(v);
 	check_external_policy(v);
-	if (cpu != v->pinned_cpu) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) == 0)
-			v->pinned_cpu = cpu;
-	}
+	pin_to(v, cpu);
 	now = clock_now_ns();
 	wait_end(v, now, false);
 	v->run_start_ns = now;
@@ -215,14 +221,7 @@ static int park(struct sched_bind_vcpu *v, uint64_t deadline_ns, bool parked_tol
 
 			/* LISTED: drain on the target pCPU's own CPU
 			 * (sched/README.md §4.3) */
-			if (cpu != v->pinned_cpu) {
-				cpu_set_t set;
-
-				CPU_ZERO(&set);
-				CPU_SET(cpu, &set);
-				if (sched_setaffinity(0, sizeof(set), &set) == 0)
-					v->pinned_cpu = cpu;
-			}
+			pin_to(v, cpu);
 			sched_bind_service(b, p);
 			sched_bind_service_pending(b);
 			continue;
