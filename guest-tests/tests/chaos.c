@@ -38,11 +38,13 @@
 
 static const char *const op_names[NR_OPS] = { "pio", "mmio", "msr", "ipi", "timer", "irq" };
 
-static uint64_t duration_ms = 3000, seed, op_mask = (1u << NR_OPS) - 1;
+static uint64_t duration_ms = 3000, seed, op_mask = (1u << NR_OPS) - 1, halt_nudge_ok;
 static const struct guest_opt opts[] = {
 	{ "duration_ms", &duration_ms, 1, 3600000, "how long the chaos lasts, ms" },
 	{ "seed", &seed, 0, UINT64_MAX, "random seed (0: from the TSC)" },
 	{ "ops", &op_mask, 1, (1u << NR_OPS) - 1, "bit mask of pio mmio msr ipi timer irq" },
+	{ "halt_nudge_ok", &halt_nudge_ok, 0, 1,
+	  "1: a worker whose halt under its one-shot outlives the stop may be woken by an NMI" },
 };
 
 struct chaos_cpu chaos_cpus[MAX_CPUS];
@@ -95,6 +97,8 @@ static void nmi_handler(struct trap_frame *f)
 	self()->nmis++;
 }
 
+static void apic_dump(void);
+
 /* Take what is pending: a short window with IF set, sometimes a halt
  * under a short one-shot (with the APIC put back so that it fires). */
 static void op_irq(struct chaos_cpu *c)
@@ -106,7 +110,11 @@ static void op_irq(struct chaos_cpu *c)
 		chaos_apic_write(c, APIC_TDCR, APIC_TDCR_DIV1);
 		chaos_apic_write(c, APIC_LVTT, VEC_FIRST + 1);
 		chaos_apic_write(c, APIC_TMICT, 1000 + rnd_below(c, 100000));
+		c->halted = true;
 		safe_halt();
+		c->halted = false;
+		if (c->nudged)
+			apic_dump();
 	} else {
 		irq_enable();
 		for (unsigned i = rnd_below(c, 64); i; i--)
@@ -227,6 +235,7 @@ static void check_irqchip(void)
 int main(int argc, char **argv)
 {
 	uint64_t last[MAX_CPUS] = { 0 }, t0, quarter, sum[NR_OPS] = { 0 };
+	uint8_t stuck[MAX_CPUS] = { 0 };     /* 1: did not stop, 2: ... halted in op_irq */
 	uint64_t total = 0, gp = 0, irqs = 0, nmis = 0;
 	unsigned stalled = 0, bad_quarter = 0;
 	const char *src;
@@ -286,6 +295,26 @@ int main(int argc, char **argv)
 		while (i != chaos_victim && !chaos_cpus[i].done && (int64_t)(rdtsc() - end) < 0)
 			cpu_relax();
 	}
+	/* A worker that did not stop: note where it was, then wake it with an
+	 * NMI (which no TPR, ISR or mask holds back) so that what it was
+	 * stuck on shows (it dumps its LAPIC if the NMI ended op_irq's halt). */
+	for (unsigned i = 1; i < chaos_ncpus; i++) {
+		struct chaos_cpu *c = &chaos_cpus[i];
+		uint64_t end;
+
+		if (i == chaos_victim || c->done)
+			continue;
+		stuck[i] = c->halted ? 2 : 1;
+		report_info("cpu %u did not stop within %u ms: %s; its last op %s, last MSR "
+			    "written %x = %lx; seed %lu", i, STOP_WAIT_MS,
+			    c->halted ? "halted under its armed one-shot timer" : "not halted",
+			    op_names[c->last_op], c->last_msr, c->last_val, seed);
+		c->nudged = true;
+		lapic_send_ipi(chaos_apic_id(i), APIC_DM_NMI);
+		end = tsc_deadline_ms(1000);
+		while (!c->done && (int64_t)(rdtsc() - end) < 0)
+			cpu_relax();
+	}
 	for (unsigned i = 0; i < chaos_ncpus; i++) {
 		struct chaos_cpu *c = &chaos_cpus[i];
 
@@ -312,7 +341,11 @@ int main(int argc, char **argv)
 		report_info("cpu %u did not advance in quarter %u", stalled, bad_quarter);
 	for (unsigned i = 1; i < chaos_ncpus; i++)
 		if (i != chaos_victim)
-			report(chaos_cpus[i].done, "cpu %u stopped when asked", i);
+			report(chaos_cpus[i].done && (!stuck[i] || (stuck[i] == 2 && halt_nudge_ok)),
+			       "cpu %u stopped when asked%s", i, !stuck[i] ? "" :
+			       stuck[i] == 1 ? " (not halted: it stopped running)" :
+			       halt_nudge_ok ? " (after an NMI ended its halt: allowed, chaos.halt_nudge_ok=1)"
+					     : " (its timer did not end its halt; an NMI was needed)");
 	check_irqchip();
 	return report_summary();
 }

@@ -24,6 +24,8 @@ struct chaos_cpu {
 	volatile uint32_t burst;
 	volatile uint32_t check_irqs;
 	volatile bool done;
+	volatile bool halted;      /* in op_irq's halt under its one-shot */
+	volatile bool nudged;      /* woken by the stop's NMI nudge */
 	/* the last write, printed if the guest dies of an exception */
 	uint32_t last_op, last_msr;
 	uint64_t last_val;
