@@ -321,6 +321,29 @@ int lapic_eoi_locked(struct lapic *l)
 
 /* ---- the vCPU loop's side ---- */
 
+bool lapic_eoi_deferrable(struct lapic *l)
+{
+	int v;
+	bool ok;
+
+	lapic_lock(l);
+	v = vec_highest(l->isr);
+	ok = v >= 0 && !vec_test(l->tmr, (unsigned)v) && vec_highest(l->irr) < 0;
+	lapic_unlock(l);
+	return ok;
+}
+
+void lapic_eoi(struct lapic *l)
+{
+	int v;
+
+	lapic_lock(l);
+	v = lapic_eoi_locked(l);
+	lapic_unlock(l);
+	if (v >= 0)
+		apic_bus_eoi(l->bus, (uint8_t)v);
+}
+
 int lapic_pending_vector(struct lapic *l)
 {
 	int v;

@@ -270,6 +270,19 @@ void lapic_ack(struct lapic *l, int vector);
 /* pending_vector + ack under one lock hold: the vector to inject, or -1. */
 int lapic_accept(struct lapic *l);
 
+/*
+ * PV EOI (vmm/x86/pv_eoi.h): whether an EOI now would only clear the
+ * highest ISR bit, so that the guest may make it without telling us:
+ * something is in service, its vector is edge-triggered (TMR clear: no
+ * IOAPIC to tell), and nothing is requested (IRR empty: an EOI must come
+ * to us, to deliver that).
+ */
+bool lapic_eoi_deferrable(struct lapic *l);
+
+/* The guest made an EOI outside the register (PV EOI): its effect, as a
+ * write of the EOI register would have had. */
+void lapic_eoi(struct lapic *l);
+
 bool lapic_has_nmi(struct lapic *l);
 bool lapic_take_nmi(struct lapic *l);     /* true once per pending NMI (up to 2) */
 

@@ -409,6 +409,42 @@ static void test_power_on_reset(void)
 	fx_destroy(f);
 }
 
+/* PV EOI's two LAPIC calls: when an EOI may be made in guest memory, and
+ * its effect once made (vmm/x86/pv_eoi.h). */
+static void test_eoi_deferrable(void)
+{
+	struct apic_fx *f = &F;
+	struct lapic *l;
+
+	fx_init(f, 2, false, true);
+	l = &f->l[1];
+	CHECK(!lapic_eoi_deferrable(l));        /* nothing in service */
+	inject(f, 1, 0x62, false);
+	CHECK(!lapic_eoi_deferrable(l));        /* requested, not in service */
+	CHECK_EQ(lapic_accept(l), 0x62);
+	CHECK(lapic_eoi_deferrable(l));
+	inject(f, 1, 0x41, false);              /* requested behind it: an EOI */
+	CHECK(!lapic_eoi_deferrable(l));        /* must come to us to deliver */
+	lapic_eoi(l);
+	CHECK(!reg_bit(f, 1, APIC_ISR, 0x62));
+	CHECK_EQ(lapic_accept(l), 0x41);
+	CHECK(lapic_eoi_deferrable(l));
+	lapic_eoi(l);
+	CHECK_EQ(xr(f, 1, APIC_ISR + 0x40), 0);
+	CHECK_EQ(f->neoi, 0);
+	/* Level-triggered: its EOI goes on to the IOAPIC, never deferred;
+	 * lapic_eoi still broadcasts it like the register would. */
+	inject(f, 1, 0x61, true);
+	CHECK_EQ(lapic_accept(l), 0x61);
+	CHECK(!lapic_eoi_deferrable(l));
+	lapic_eoi(l);
+	CHECK_EQ(f->neoi, 1);
+	CHECK_EQ(f->eoi_log[0], 0x61);
+	lapic_eoi(l);                           /* nothing in service: no effect */
+	CHECK_EQ(f->neoi, 1);
+	fx_destroy(f);
+}
+
 int main(void)
 {
 	test_reset_and_ids();
@@ -416,6 +452,7 @@ int main(void)
 	test_apic_base();
 	test_priority();
 	test_eoi_broadcast();
+	test_eoi_deferrable();
 	test_esr();
 	test_svr_and_lvt();
 	test_power_on_reset();

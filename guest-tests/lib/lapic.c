@@ -1,7 +1,9 @@
 /* Local APIC access, xAPIC or x2APIC (see lapic.h). */
 #include "lapic.h"
 
+#include "layout.h"
 #include "processor.h"
+#include "smp.h"
 #include "timing.h"
 
 #define APIC_BASE_BSP     (1ull << 8)
@@ -13,9 +15,39 @@
 /* Bounded: a VMM that never clears the ICR busy bit must not hang us. */
 #define ICR_BUSY_SPINS    1000000
 
+#define MSR_KVM_PV_EOI_EN 0x4b564d04
+#define KVM_CPUID_SIGNATURE 0x40000000
+#define KVM_FEATURE_PV_EOI  6
+
 /* Written by the boot CPU before any AP starts, read-only afterwards. */
-static bool use_x2apic;
+static bool use_x2apic, use_pv_eoi;
 static uint64_t xapic_base = 0xfee00000;
+/* PV EOI: per CPU, bit 0 set by the hypervisor while an EOI may be made
+ * by clearing it (a cache line each: only its own CPU touches it). */
+static volatile uint8_t pv_eoi_flag[MAX_CPUS][64] __attribute__((aligned(64)));
+
+/* KVM's signature (or a VMM that speaks its paravirt MSRs) with PV EOI. */
+static bool pv_eoi_offered(void)
+{
+	struct cpuid_regs r;
+
+	if (!(cpuid(1).c & CPUID_1_ECX_HYPERVISOR))
+		return false;
+	r = cpuid(KVM_CPUID_SIGNATURE);
+	if (r.b != 0x4b4d564b || r.c != 0x564b4d56 || r.d != 0x4d)
+		return false;   /* "KVMKVMKVM\0\0\0" */
+	return cpuid(0x40000001).a & (1u << KVM_FEATURE_PV_EOI);
+}
+
+void lapic_pv_eoi_init(bool allow)
+{
+	use_pv_eoi = allow && pv_eoi_offered();
+}
+
+bool lapic_pv_eoi(void)
+{
+	return use_pv_eoi;
+}
 
 void lapic_init(bool allow_x2apic)
 {
@@ -53,6 +85,11 @@ void lapic_cpu_init(void)
 	lapic_write(APIC_LVTERR, APIC_LVT_MASKED);
 	lapic_write(APIC_SVR, APIC_SVR_ENABLE | 0xff);
 	lapic_write(APIC_TPR, 0);
+	if (use_pv_eoi) {
+		pv_eoi_flag[smp_id()][0] = 0;
+		/* identity-mapped: the address is the guest-physical one */
+		wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)pv_eoi_flag[smp_id()] | 1);
+	}
 }
 
 bool lapic_x2apic(void)
@@ -89,6 +126,10 @@ uint32_t lapic_id(void)
 
 void lapic_eoi(void)
 {
+	/* Set: the EOI may be this store; Linux's kvm_guest_apic_eoi_write. */
+	if (use_pv_eoi && (__atomic_fetch_and(&pv_eoi_flag[smp_id()][0], (uint8_t)~1,
+					      __ATOMIC_ACQ_REL) & 1))
+		return;
 	lapic_write(APIC_EOI, 0);
 }
 

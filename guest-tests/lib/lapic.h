@@ -51,6 +51,15 @@
 void lapic_init(bool allow_x2apic);
 /* Enable this CPU's APIC in the chosen mode, TPR 0, all LVTs masked. */
 void lapic_cpu_init(void);
+/*
+ * Boot CPU, before the first lapic_cpu_init: use PV EOI (KVM's
+ * MSR_KVM_PV_EOI_EN, which lagvisor's own LAPIC speaks too) where CPUID
+ * offers it and `allow` (command line: no_pv_eoi turns it off). Then
+ * lapic_cpu_init registers each CPU's flag and lapic_eoi ends an
+ * interrupt by clearing it when the hypervisor set it: no exit.
+ */
+void lapic_pv_eoi_init(bool allow);
+bool lapic_pv_eoi(void);
 
 bool lapic_x2apic(void);
 uint64_t lapic_base_pa(void);   /* xAPIC MMIO base */

@@ -34,6 +34,7 @@ _Noreturn void cpu_entry(unsigned index)
 	idt_init();
 	idt_load();
 	lapic_init(!cmdline_has("xapic"));
+	lapic_pv_eoi_init(!cmdline_has("no_pv_eoi"));
 	lapic_cpu_init();
 	c->apic_id = lapic_id();
 	pvm_cpu_init(c->apic_id);

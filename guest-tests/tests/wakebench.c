@@ -15,6 +15,7 @@
  *   wb.work_us=N      work per wakeup, microseconds (50)
  *   wb.duration_ms=N  measured time (2000)
  *   wb.warmup_ms=N    time before it, run but not recorded (200)
+ *   no_pv_eoi         the guest library does not use PV EOI (lib/lapic.h)
  *   wb.tsc_deadline=0 arm the message vCPU's timer as a one-shot (three
  *                     LAPIC writes) even where CPUID offers TSC-deadline
  *                     mode (one write, what Linux uses): with an irqchip

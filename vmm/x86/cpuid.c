@@ -28,16 +28,18 @@ uint32_t x86_cpuid_kvm_features(enum irqchip_mode irqchip)
 {
 	/*
 	 * kvmclock (both MSR sets + the stable bit) and steal time work with
-	 * any irqchip (lagvisor owns steal time in user mode). With KVM's
-	 * LAPIC also: PV EOI (in-kernel) and no port 0x80 delays. Nothing
+	 * any irqchip (lagvisor owns steal time in user mode), and so does PV
+	 * EOI (KVM's, or lagvisor's: pv_eoi.h). With KVM's LAPIC also no
+	 * port 0x80 delays. Nothing
 	 * that needs a hypercall (PV unhalt, PV IPIs, sched yield): lagvisor
 	 * would have to implement it, and some hosts cannot run vmcall.
 	 */
 	uint32_t f = (1u << KVM_FEATURE_CLOCKSOURCE) | (1u << KVM_FEATURE_CLOCKSOURCE2) |
-		     (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) | (1u << KVM_FEATURE_STEAL_TIME);
+		     (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) | (1u << KVM_FEATURE_STEAL_TIME) |
+		     (1u << KVM_FEATURE_PV_EOI);
 
 	if (irqchip == IRQCHIP_KERNEL)
-		f |= (1u << KVM_FEATURE_PV_EOI) | (1u << KVM_FEATURE_NOP_IO_DELAY);
+		f |= 1u << KVM_FEATURE_NOP_IO_DELAY;
 	return f;
 }
 

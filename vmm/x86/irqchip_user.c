@@ -60,7 +60,7 @@ static const struct apic_bus_ops irqchip_bus_ops = {
  * accesses as UNKNOWN. The price: every MSR access KVM would #GP comes out
  * first, and goes back as the same #GP (vcpu_irq_exit_msr). */
 static const uint32_t filtered_msrs[] = {
-	MSR_IA32_APIC_BASE, MSR_IA32_TSC_DEADLINE, MSR_KVM_STEAL_TIME_NEW,
+	MSR_IA32_APIC_BASE, MSR_IA32_TSC_DEADLINE, MSR_KVM_STEAL_TIME_NEW, MSR_KVM_PV_EOI_EN,
 };
 
 static int set_msr_exits(int vm_fd, char *err, size_t errlen)

@@ -51,8 +51,9 @@ void vcpu_irq_destroy(struct vcpu *v)
 
 	if (q->lapic_ok)
 		log_debug("vCPU %u: %" PRIu64 " interrupts, %" PRIu64 " NMIs injected, %" PRIu64
-			  " kicks; %" PRIu64 " halts, %" PRIu64 " of them ended while polling",
-			  v->index, q->nr_injected, q->nr_nmi, q->nr_kicks, q->nr_halts, q->poll.nr_ok);
+			  " kicks; %" PRIu64 " halts, %" PRIu64 " of them ended while polling; %" PRIu64
+			  " EOIs through PV EOI", v->index, q->nr_injected, q->nr_nmi, q->nr_kicks,
+			  q->nr_halts, q->poll.nr_ok, q->pv_eoi.nr_eois);
 
 	if (q->host_timer_ok)
 		timer_delete(q->host_timer);
@@ -273,6 +274,7 @@ static void take_reset(struct vcpu *v)
 	q->wait_sipi = v->index != 0;
 	/* The old guest's area; the new one registers its own (RAM is clear). */
 	steal_time_msr_write(&q->steal, &v->vm->mem, 0);
+	pv_eoi_reset(&q->pv_eoi);
 	/* What the last exit said no longer holds for the reset CPU (IF = 0). */
 	v->run->if_flag = 0;
 	v->run->ready_for_interrupt_injection = 0;
@@ -442,6 +444,7 @@ int vcpu_irq_before_run(struct vcpu *v)
 		take_reset(v);
 		if (lapic_take_init(l)) {
 			log_debug("vCPU %u: INIT", v->index);
+			pv_eoi_reset(&q->pv_eoi);
 			q->wait_sipi = true;
 		}
 		if (!q->wait_sipi)
@@ -482,6 +485,7 @@ int vcpu_irq_before_run(struct vcpu *v)
 	run->cr8 = q->cr8;
 	arm_host_timer(v, dl);
 	steal_time_update(&q->steal, now, false, false);
+	pv_eoi_arm(&q->pv_eoi, lapic_eoi_deferrable(l));
 	q->entered = true;
 	return VCPU_CONTINUE;
 }
@@ -491,6 +495,10 @@ void vcpu_irq_after_run(struct vcpu *v)
 	struct vcpu_irq *q = &v->irq;
 
 	set_mode(v, VCPU_OUTSIDE);
+	/* Before anything reads the LAPIC: an EOI the guest made through
+	 * its PV EOI flag while in there. */
+	if (pv_eoi_disarm(&q->pv_eoi))
+		lapic_eoi(&q->lapic);
 	/* A 64-bit guest may change CR8 (= TPR[7:4]) without an exit. */
 	if (v->run->cr8 != q->cr8 && v->run->cr8 <= 15)
 		lapic_cr8_write(&q->lapic, (uint8_t)v->run->cr8);

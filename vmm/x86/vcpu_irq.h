@@ -28,6 +28,7 @@
 
 #include "devices/lapic.h"
 #include "vmm/halt_poll.h"
+#include "vmm/x86/pv_eoi.h"
 #include "vmm/x86/steal_time.h"
 
 struct vcpu;
@@ -57,6 +58,7 @@ struct vcpu_irq {
 	const volatile uint8_t *vif; /* native vCPU: its VIF page (x86/pvm.h) */
 	bool nmi_in_kvm;           /* KVM_NMI given, not yet seen delivered */
 	struct steal_time steal;
+	struct pv_eoi pv_eoi;
 	struct halt_poll poll;
 	uint64_t nr_injected, nr_nmi, nr_halts, nr_kicks;
 };

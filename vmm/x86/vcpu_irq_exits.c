@@ -1,5 +1,5 @@
 /* The exits of --irqchip user that reach a vCPU's LAPIC: MSRs (x2APIC,
- * IA32_APIC_BASE, TSC deadline, steal time, and the #GP KVM would give for
+ * IA32_APIC_BASE, TSC deadline, steal time, PV EOI, and the #GP KVM would give for
  * the rest) and the xAPIC MMIO page. Interface in vcpu_irq.h. */
 #include "common/clock.h"
 #include "vmm/x86/vcpu_irq.h"
@@ -93,6 +93,12 @@ int vcpu_irq_exit_msr(struct vcpu *v)
 		} else {
 			run->msr.data = steal_time_msr_read(&q->steal);
 		}
+	} else if (msr == MSR_KVM_PV_EOI_EN) {
+		r = 0;
+		if (write)
+			r = pv_eoi_msr_write(&q->pv_eoi, &v->vm->mem, run->msr.data);
+		else
+			run->msr.data = pv_eoi_msr_read(&q->pv_eoi);
 	} else {
 		/* KVM refused it (INVAL) or does not know it (UNKNOWN):
 		 * the #GP KVM would have given. */

@@ -20,7 +20,8 @@ static const uint32_t msrs[] = {
 /* MSRs whose value is a guest-physical page the hypervisor writes to. */
 static bool msr_takes_gpa(uint32_t msr)
 {
-	return msr == 0x11 || msr == 0x12 || (msr >= 0x40000000 && msr < 0x50000000);
+	return msr == 0x11 || msr == 0x12 || msr == 0x4b564d04 ||   /* PV EOI's flag */
+	       (msr >= 0x40000000 && msr < 0x50000000);
 }
 
 static uint32_t rnd_msr(struct chaos_cpu *c)

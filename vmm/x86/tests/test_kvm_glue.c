@@ -261,7 +261,7 @@ static void test_vcpu_init(void)
 	e = leaf(1, 0);
 	CHECK(e && (e->ecx & (1u << 24)));
 	e = leaf(0x40000001, 0);
-	CHECK(e && e->eax == 0x01000029);
+	CHECK(e && e->eax == 0x01000069);
 	CHECK(sregs.cr0 == 0x11 && sregs.efer == 0 && sregs.cs.db == 1 && regs.rbx == 0x7000 &&
 	      regs.rip == 0x100010);
 
