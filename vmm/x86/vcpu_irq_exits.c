@@ -44,12 +44,41 @@ static void mirror_apic_base(struct vcpu *v)
 			 v->index, (unsigned long long)base);
 }
 
+/*
+ * The guest's TSC, against which it wrote a deadline. In general the
+ * host's scaled and offset by KVM: one KVM_GET_MSRS, ~1-2 us on VMX, but
+ * an ioctl costs tens of us of CPU on a PVM host. There a native guest's
+ * rdtsc is not intercepted at all: it reads the host's TSC, which is then
+ * the guest's TSC. That is checked once against KVM's value (they must
+ * agree within 1 ms) before the ioctl is dropped.
+ */
+static int guest_tsc(struct vcpu *v, uint64_t *tsc)
+{
+	struct vcpu_irq *q = &v->irq;
+	uint64_t host, kvm = 0, slack;
+
+	if (q->tsc_is_host > 0) {
+		*tsc = __builtin_ia32_rdtsc();
+		return 0;
+	}
+	if (kvm_msr(v, KVM_GET_MSRS, MSR_IA32_TSC, &kvm))
+		return -EIO;
+	*tsc = kvm;
+	if (q->tsc_is_host == 0 && q->vif) {
+		host = __builtin_ia32_rdtsc();
+		slack = q->tsc_khz ? q->tsc_khz : 1000000;     /* 1 ms of cycles */
+		q->tsc_is_host = host >= kvm && host - kvm < slack ? 1 : -1;
+		log_debug("vCPU %u: native guest's TSC %s the host's", v->index,
+			  q->tsc_is_host > 0 ? "is" : "is not");
+	}
+	return 0;
+}
+
 static int tsc_deadline_write(struct vcpu *v, uint64_t val)
 {
 	uint64_t tsc = 0, now;
 
-	/* The guest's TSC: the host's scaled and offset by KVM. */
-	if (kvm_msr(v, KVM_GET_MSRS, MSR_IA32_TSC, &tsc)) {
+	if (guest_tsc(v, &tsc)) {
 		log_once(LOG_ERROR, "vCPU %u: cannot read the guest TSC: TSC deadline "
 			 "ignored", v->index);
 		return 0;
