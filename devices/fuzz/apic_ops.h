@@ -16,7 +16,7 @@ enum apic_op {
 	APIC_OP_TIME,           /* u16 dt, u8 shift: now += dt << shift */
 	APIC_OP_SET_TSC,        /* u64 new guest TSC */
 	APIC_OP_PIN,            /* u8: pin = bits 4:0, level = bit 5 */
-	APIC_OP_RUN,            /* u8: bit 0 the guest takes interrupts */
+	APIC_OP_RUN,            /* u8: bit 0 the guest takes interrupts, bit 1 a PV EOI */
 	APIC_OP_CR8,            /* u8 */
 	APIC_OP_RESET,          /* u8: bit 0 system reset, else this LAPIC */
 	APIC_OP_COUNT

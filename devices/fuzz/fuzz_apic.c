@@ -243,9 +243,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ioapic_set_irq(&m.io, pin % 32, (pin >> 5) & 1);
 			break;
 		}
-		case APIC_OP_RUN:
-			before_run(l, fz_u8(&in) & 1);
+		case APIC_OP_RUN: {
+			uint8_t how = fz_u8(&in);
+
+			before_run(l, how & 1);
+			/* the guest ends its interrupt through PV EOI, which
+			 * vcpu_irq_before_run offers only when deferrable */
+			if ((how & 2) && lapic_eoi_deferrable(l))
+				lapic_eoi(l);
 			break;
+		}
 		case APIC_OP_CR8:
 			/* vcpu_irq_after_run: only values <= 15 reach the LAPIC */
 			lapic_cr8_write(l, fz_u8(&in) & 15);

@@ -330,7 +330,13 @@ else
 		check "lagvisor-shared-$d-$sfx: virsh start" v start "lagvisor-shared-$d-$sfx"
 	done
 	for d in a b; do
-		out=$(console_text "lagvisor-shared-$d-$sfx" $console_s)
+		# Up to three captures: in one CI run a 4 s capture of the
+		# second VM came back without a hog line although it had joined
+		# the domain; the same test run alone passed.
+		for _ in 1 2 3; do
+			out=$(console_text "lagvisor-shared-$d-$sfx" $console_s)
+			grep -q "hog: t=" <<<"$out" && break
+		done
 		check "lagvisor-shared-$d-$sfx: runs in the shared scheduling domain (hog output)" \
 			grep -q "hog: t=" <<<"$out"
 		check "lagvisor-shared-$d-$sfx: joined domain lvtest-$sfx" \
