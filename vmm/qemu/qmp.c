@@ -263,7 +263,36 @@ static void qmp_parse_error(struct qmp_conn *c, const char *what)
 	qmp_reply(c, NULL, NULL, &err);
 	json_tokener_reset(c->tok);
 	c->pending = 0;
+	c->started = false;
 	c->skipping = true;
+}
+
+/*
+ * Before json-c sees a request: skip the whitespace between requests and
+ * refuse one that does not start with '{', up to the next '{' or newline
+ * (one error for `null` or `1` before a request on the same line, as a
+ * bare value). A request must be an object, and json-c's answer for a bare
+ * value depends on where the input was split: "1" at the end of one read
+ * is a complete number, "1-x" in one read a bad one (fuzz_qmp found it:
+ * the same bytes in other pieces gave other replies). Returns the bytes
+ * skipped; c->started once a '{' is next.
+ */
+static size_t request_start(struct qmp_conn *c, const char *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+		i++;
+	if (i == len)
+		return i;
+	if (buf[i] == '{') {
+		c->started = true;
+	} else {
+		qmp_parse_error(c, "QMP input must be a JSON object");
+		c->skipping = false;
+		c->junk = true;
+	}
+	return i;
 }
 
 void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
@@ -283,6 +312,23 @@ void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
 			buf = nl + 1;
 			continue;
 		}
+		if (c->junk) {
+			for (used = 0; used < len && buf[used] != '{' && buf[used] != '\n'; used++)
+				;
+			if (used < len) {
+				c->junk = false;
+				used += buf[used] == '\n';
+			}
+			buf += used;
+			len -= used;
+			continue;
+		}
+		if (!c->started) {
+			used = request_start(c, buf, len);
+			buf += used;
+			len -= used;
+			continue;
+		}
 		/* json-c takes an int length; requests are far smaller anyway. */
 		chunk = len > QMP_MAX_REQUEST ? QMP_MAX_REQUEST : len;
 		obj = json_tokener_parse_ex(c->tok, buf, (int)chunk);
@@ -291,12 +337,11 @@ void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
 			json_tokener_get_parse_end(c->tok) : chunk;
 		if (used > chunk)
 			used = chunk;
-		/* json-c's value for a JSON null is NULL: a complete request
-		 * (answered as a non-object), not an error. Its parse end is
-		 * already past the newline, so skipping would eat the next
-		 * request. */
+		/* (A bare null, json-c's NULL with success, no longer comes
+		 * here: request_start refuses what is not an object.) */
 		if (obj || jerr == json_tokener_success) {
 			c->pending = 0;
+			c->started = false;
 			json_tokener_reset(c->tok);
 			qmp_dispatch(c, obj);
 			json_object_put(obj);

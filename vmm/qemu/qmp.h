@@ -94,6 +94,8 @@ struct qmp_conn {
 	struct json_tokener *tok;
 	bool negotiated;                     /* qmp_capabilities done */
 	bool skipping;                       /* dropping input up to a newline */
+	bool started;                        /* a request's '{' was seen */
+	bool junk;                           /* dropping up to a '{' or newline */
 	bool broken;                         /* out of memory or output limit */
 	size_t pending;                      /* bytes of the unfinished request */
 	char *out;

@@ -239,14 +239,19 @@ static void check_null_then_ok(void)
 	ret_of(1, "ok");
 }
 
-/* json-c parses null to no object with status success, its parse end past
- * the newline: the request after it must still be answered. */
+/* A bare value before a request (json-c parses null to no object with
+ * status success, its parse end past the newline): one error, and the
+ * request after it is still answered, however the bytes arrive. */
 static void test_null_request(void)
 {
 	static const char *const inputs[] = {
 		"null\n{\"execute\":\"query-status\",\"id\":\"ok\"}\n",
 		"null\r\n{\"execute\":\"query-status\",\"id\":\"ok\"}\r\n",
 		" null {\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+		/* a bare number: json-c's reply to "1-x" depended on whether
+		 * the read ended after the 1 (fuzz_qmp); now one error, either way */
+		"1-x\n{\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+		"1 {\"execute\":\"query-status\",\"id\":\"ok\"}\n",
 	};
 	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
 	struct qmp_conn c;
