@@ -4,7 +4,7 @@
  * filtered). The guest registers a byte of its memory; while bit 0 of
  * that byte is set, the guest may end the interrupt in service by
  * clearing the bit instead of writing the EOI register, which with our
- * LAPIC is an exit to userspace (~1-2 us on VMX, ~100 us of CPU on a PVM
+ * LAPIC is an exit to userspace (~1-2 us on VMX, ~55 us of CPU more on a PVM
  * host). A Linux guest uses it when CPUID 0x40000001 has KVM_FEATURE_PV_EOI.
  *
  * KVM's rule for when the bit may be set (and so ours): only while the
