@@ -41,6 +41,7 @@ void qmp_conn_destroy(struct qmp_conn *c)
 	if (c->tok)
 		json_tokener_free(c->tok);
 	free(c->out);
+	free(c->carry);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -264,6 +265,7 @@ static void qmp_parse_error(struct qmp_conn *c, const char *what)
 	json_tokener_reset(c->tok);
 	c->pending = 0;
 	c->started = false;
+	c->in_string = c->escaped = false;
 	c->skipping = true;
 }
 
@@ -295,12 +297,93 @@ static size_t request_start(struct qmp_conn *c, const char *buf, size_t len)
 	return i;
 }
 
+/*
+ * How many of the first `len` bytes json-c may see now. json-c validates a
+ * number against the bytes of the current call: "2-" in one call is "number
+ * expected", but "2" ending one call and "-" starting the next made {"id":2}
+ * (fuzz_qmp found it). So a number or literal (true, false, null) is never
+ * split: the trailing run of such bytes outside a string is held back until
+ * a byte that ends it arrives. The string state of the bytes let through is
+ * kept in c; strings themselves json-c takes in any pieces.
+ */
+static size_t feedable(struct qmp_conn *c, const char *buf, size_t len)
+{
+	bool in_string = c->in_string, escaped = c->escaped;
+	bool run_in_string = in_string, run_escaped = escaped;
+	size_t run_start = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = buf[i];
+		bool token = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+			     (ch >= 'A' && ch <= 'Z') || ch == '.' || ch == '+' || ch == '-';
+
+		if (in_string) {
+			if (escaped)
+				escaped = false;
+			else if (ch == '\\')
+				escaped = true;
+			else if (ch == '"')
+				in_string = false;
+		} else if (ch == '"') {
+			in_string = true;
+		} else if (token) {
+			continue;       /* part of a run that may be held back */
+		}
+		run_start = i + 1;
+		run_in_string = in_string;
+		run_escaped = escaped;
+	}
+	c->in_string = run_in_string;
+	c->escaped = run_escaped;
+	return run_start;
+}
+
+static int carry_add(struct qmp_conn *c, const char *buf, size_t len)
+{
+	if (c->carry_len + len > c->carry_cap) {
+		size_t cap = (c->carry_len + len) * 2;
+		char *n = realloc(c->carry, cap);
+
+		if (!n)
+			return -ENOMEM;
+		c->carry = n;
+		c->carry_cap = cap;
+	}
+	memcpy(c->carry + c->carry_len, buf, len);
+	c->carry_len += len;
+	return 0;
+}
+
+static void feed_stream(struct qmp_conn *c, const char *buf, size_t len);
+
 void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
+{
+	char *joined;
+	size_t n;
+
+	if (!c->carry_len) {
+		feed_stream(c, buf, len);
+		return;
+	}
+	/* held-back bytes first, as if they had come with these */
+	n = c->carry_len;
+	if (carry_add(c, buf, len)) {
+		c->broken = true;
+		return;
+	}
+	joined = c->carry;
+	c->carry = NULL;
+	c->carry_len = c->carry_cap = 0;
+	feed_stream(c, joined, n + len);
+	free(joined);
+}
+
+static void feed_stream(struct qmp_conn *c, const char *buf, size_t len)
 {
 	while (len && !c->broken) {
 		struct json_object *obj;
 		enum json_tokener_error jerr;
-		size_t used, chunk;
+		size_t used, chunk, avail;
 
 		if (c->skipping) {
 			const char *nl = memchr(buf, '\n', len);
@@ -331,6 +414,17 @@ void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
 		}
 		/* json-c takes an int length; requests are far smaller anyway. */
 		chunk = len > QMP_MAX_REQUEST ? QMP_MAX_REQUEST : len;
+		avail = feedable(c, buf, chunk);
+		if (!avail) {
+			if (chunk == len) {
+				/* a number or literal that may go on: wait */
+				if (carry_add(c, buf, len))
+					c->broken = true;
+				return;
+			}
+			avail = chunk;  /* a 1 MiB token: too large anyway */
+		}
+		chunk = avail;
 		obj = json_tokener_parse_ex(c->tok, buf, (int)chunk);
 		jerr = json_tokener_get_error(c->tok);
 		used = obj || jerr != json_tokener_continue ?
@@ -342,6 +436,7 @@ void qmp_conn_feed(struct qmp_conn *c, const char *buf, size_t len)
 		if (obj || jerr == json_tokener_success) {
 			c->pending = 0;
 			c->started = false;
+			c->in_string = c->escaped = false;
 			json_tokener_reset(c->tok);
 			qmp_dispatch(c, obj);
 			json_object_put(obj);

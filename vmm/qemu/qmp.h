@@ -98,6 +98,13 @@ struct qmp_conn {
 	bool junk;                           /* dropping up to a '{' or newline */
 	bool broken;                         /* out of memory or output limit */
 	size_t pending;                      /* bytes of the unfinished request */
+	/* Where json-c's tokens can be split (qmp_conn_feed): inside a
+	 * string of the current request, after a backslash there; the
+	 * number or literal bytes held back from json-c until what follows
+	 * them arrives. */
+	bool in_string, escaped;
+	char *carry;
+	size_t carry_len, carry_cap;
 	char *out;
 	size_t out_len, out_cap;
 };

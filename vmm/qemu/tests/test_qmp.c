@@ -358,6 +358,41 @@ static void test_output_limit(void)
 	qmp_conn_destroy(&c);
 }
 
+static void check_error_then_ok(void)
+{
+	CHECK(!strcmp(error_class(0), "GenericError"));
+	ret_of(1, "ok");
+}
+
+/* A number or literal split between reads: json-c checks a number against
+ * the bytes of one call, so "2-" in one piece was an error and "2" then "-"
+ * made {"id":2} (fuzz_qmp). Now the same reply however the bytes arrive. */
+static void test_split_tokens(void)
+{
+	static const char *const bad[] = {
+		"{\"execute\":\"query-status\",\"id\":2-}\n{\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+		"{\"execute\":\"query-status\",\"id\":tru}\n{\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+		"{\"execute\":\"query-status\",\"id\":1.5e+}\n{\"execute\":\"query-status\",\"id\":\"ok\"}\n",
+	};
+	struct fake_vm vm = { .state = QMP_STATE_RUNNING };
+	struct qmp_conn c;
+
+	CHECK(qmp_conn_init(&c, &fake_ops, &vm, &machine) == 0);
+	negotiate(&c);
+	each_way(&c, bad, sizeof(bad) / sizeof(bad[0]), check_error_then_ok);
+	/* good numbers and strings with escapes, a byte at a time */
+	for (int bytewise = 0; bytewise < 2; bytewise++) {
+		send_maybe_bytewise(&c, "{\"execute\":\"query-status\",\"id\":-12.5e3}\n", bytewise);
+		CHECK(take(&c) == 1 && json_object_get_double(member(msgs[0], "id")) == -12500.0);
+		send_maybe_bytewise(&c, "{\"execute\":\"query-status\",\"id\":\"a\\\"1-}\"}\n",
+				    bytewise);
+		CHECK(take(&c) == 1 && !strcmp(json_object_get_string(member(msgs[0], "id")),
+					       "a\"1-}"));
+	}
+	qmp_conn_destroy(&c);
+	drop_msgs();
+}
+
 int main(void)
 {
 	test_start_sequence();
@@ -366,6 +401,7 @@ int main(void)
 	test_bad_input();
 	test_null_request();
 	test_garbage_after_request();
+	test_split_tokens();
 	test_framing();
 	test_output_limit();
 	return check_report("test_qmp");
