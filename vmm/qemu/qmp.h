@@ -10,8 +10,11 @@
  * {"error":{"class":K,"desc":D},"id":X}. Malformed JSON and requests over
  * QMP_MAX_REQUEST bytes get a GenericError reply; the parser then skips to
  * the next newline (libvirt ends every request with one) and the
- * connection goes on. Well-formed JSON that is not an object (null too)
- * is a complete request: one GenericError, nothing skipped. Events go out only after qmp_capabilities, as in QEMU.
+ * connection goes on. Input that does not start with '{' (null, 1, junk)
+ * gets one GenericError and is dropped up to the next '{' or newline.
+ * The replies do not depend on how the bytes were split: a number or
+ * literal is held back until what ends it arrives (json-c checks them per
+ * call). Events go out only after qmp_capabilities, as in QEMU.
  *
  * What commands act on (the VM) is reached through struct qmp_backend_ops.
  */
