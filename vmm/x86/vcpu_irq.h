@@ -56,6 +56,7 @@ struct vcpu_irq {
 	uint64_t tsc_khz;          /* KVM_GET_TSC_KHZ */
 	int tsc_is_host;           /* native guest, rdtsc = host TSC: 1 yes,
 	                            * -1 no, 0 not checked (vcpu_irq_exits.c) */
+	uint32_t tsc_host_uses;    /* deadlines since the last check */
 	uint8_t cr8;               /* what was given to KVM in run->cr8 */
 	const volatile uint8_t *vif; /* native vCPU: its VIF page (x86/pvm.h) */
 	bool nmi_in_kvm;           /* KVM_NMI given, not yet seen delivered */

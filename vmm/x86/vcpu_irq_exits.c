@@ -49,27 +49,33 @@ static void mirror_apic_base(struct vcpu *v)
  * host's scaled and offset by KVM: one KVM_GET_MSRS, ~1-2 us on VMX, but
  * an ioctl costs tens of us of CPU on a PVM host. There a native guest's
  * rdtsc is not intercepted at all: it reads the host's TSC, which is then
- * the guest's TSC. That is checked once against KVM's value (they must
- * agree within 1 ms) before the ioctl is dropped.
+ * the guest's TSC. That is checked against KVM's value (they must agree
+ * within 1 ms) before the ioctl is dropped, and again every 64th deadline:
+ * a guest's write of IA32_TSC goes to KVM, not to us, and if the backend
+ * then offsets the guest's rdtsc, at most 63 deadlines were computed on the
+ * old base before the shortcut is given up for good.
  */
 static int guest_tsc(struct vcpu *v, uint64_t *tsc)
 {
 	struct vcpu_irq *q = &v->irq;
 	uint64_t host, kvm = 0, slack;
 
-	if (q->tsc_is_host > 0) {
+	if (q->tsc_is_host > 0 && (++q->tsc_host_uses & 63)) {
 		*tsc = __builtin_ia32_rdtsc();
 		return 0;
 	}
 	if (kvm_msr(v, KVM_GET_MSRS, MSR_IA32_TSC, &kvm))
 		return -EIO;
 	*tsc = kvm;
-	if (q->tsc_is_host == 0 && q->vif) {
+	if (q->tsc_is_host >= 0 && q->vif) {
+		int was = q->tsc_is_host;
+
 		host = __builtin_ia32_rdtsc();
 		slack = q->tsc_khz ? q->tsc_khz : 1000000;     /* 1 ms of cycles */
 		q->tsc_is_host = host >= kvm && host - kvm < slack ? 1 : -1;
-		log_debug("vCPU %u: native guest's TSC %s the host's", v->index,
-			  q->tsc_is_host > 0 ? "is" : "is not");
+		if (was != q->tsc_is_host)
+			log_debug("vCPU %u: native guest's TSC %s the host's", v->index,
+				  q->tsc_is_host > 0 ? "is" : "is no longer or not");
 	}
 	return 0;
 }
