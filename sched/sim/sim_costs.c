@@ -20,6 +20,10 @@
  *   switch between vCPU threads is taken as an entry (half the 22 us exit)
  *   for the kernel, plus two futex calls (~4 us each here) for lagvisor.
  *   These four are what the calibration (sim_fleet.c) tests.
+ *   By December 2026 the same host's exit to userspace cost ~55 us of CPU
+ *   more than KVM's in-kernel handling (sched/README.md section 7.1), about
+ *   three times the 22 us above: this set is the earlier host's, and its
+ *   calibration against today's bench-tail is to be redone.
  *
  * "vmx": published figures for VT-x hardware. A VM exit and entry handled
  * in the kernel cost hundreds to thousands of cycles (Intel, "Virtualization
