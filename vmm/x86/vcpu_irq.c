@@ -485,7 +485,8 @@ int vcpu_irq_before_run(struct vcpu *v)
 	run->cr8 = q->cr8;
 	arm_host_timer(v, dl);
 	steal_time_update(&q->steal, now, false, false);
-	pv_eoi_arm(&q->pv_eoi, lapic_eoi_deferrable(l));
+	if (q->pv_eoi.flag)     /* the LAPIC's lock only for a guest that uses it */
+		pv_eoi_arm(&q->pv_eoi, lapic_eoi_deferrable(l));
 	q->entered = true;
 	return VCPU_CONTINUE;
 }
