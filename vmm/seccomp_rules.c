@@ -47,7 +47,8 @@ const struct seccomp_rule seccomp_rules[] = {
 	R(timer_settime, SC_ALLOW, V | I | Q | P, "the LAPIC timer's host timer and the "
 	  "scheduler's slice timer, re-armed from the vCPU and when a wake hands on a pCPU"),
 	R(timer_gettime, SC_ALLOW, V | Q, "the host timer's state"),
-	R(sched_setaffinity, SC_ALLOW, V | Q, "a vCPU thread moves to the host CPU sched/ gave it"),
+	R(sched_setaffinity, SC_ALLOW, V | M | Q, "a vCPU thread moves to the host CPU sched/ "
+	  "gave it; a stopping VM's vCPU threads get back the CPUs lagvisor started with (M, Q)"),
 	R(sched_getaffinity, SC_ALLOW, V | Q, "an affinity set from outside (libvirt's vcpupin); "
 	  "a new thread's start and the domain's host CPUs (Q)"),
 	R(sched_getscheduler, SC_ALLOW, V | Q, "a policy set from outside (libvirt's vcpusched idle)"),

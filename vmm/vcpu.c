@@ -409,6 +409,27 @@ static void vcpu_report_mode(struct vcpu *v)
 	kvm_stats_close(&v->kstats);
 }
 
+/*
+ * KVM starts a per-VM worker thread at the VM's first KVM_RUN (x86:
+ * kvm-nx-lpage-recovery), and it gets the CPUs of the thread that made the
+ * call. Under --sched eevdf that thread is pinned to one host CPU by its
+ * first run, and the VM's teardown waits for the worker to end
+ * (vhost_task_stop), which on that CPU competes with whatever thread holds
+ * it then: another VM's, and the host scheduler left it waiting 40 s once
+ * (a wakebench VM beside a hog VM in one domain on host CPU 0). So each
+ * vCPU thread makes that first call during its setup, before any pinning,
+ * with immediate_exit set: KVM returns EINTR without entering the guest,
+ * and the worker has the process's CPUs.
+ */
+static void vcpu_first_run(struct vcpu *v)
+{
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (ioctl(v->fd, KVM_RUN, 0) == 0 || (errno != EINTR && errno != EAGAIN))
+		log_debug("vCPU %u: the first KVM_RUN, with immediate_exit: %s", v->index,
+			  strerror(errno));
+	__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -426,6 +447,8 @@ static void *vcpu_thread(void *arg)
 		log_debug("vCPU %u: no KVM statistics (KVM_GET_STATS_FD)", v->index);
 	if (!r) {
 		r = x86_vcpu_init(vm->kvm.fd, v->fd, v->index, vm->nr_vcpus, &vm->boot);
+		if (!r && v->sched_on)
+			vcpu_first_run(v);
 		if (!r && v->user_irqchip)
 			r = vcpu_irq_thread_init(v);
 		if (!r && v->sched_on) {

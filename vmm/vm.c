@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <linux/kvm.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,9 +305,36 @@ int vm_vcpu_tids(struct vm *vm, int *tids, unsigned n, int timeout_ms)
 	return r;
 }
 
+/*
+ * Under --sched eevdf a vCPU thread is pinned to the host CPU of the pCPU
+ * sched/ last gave it, and when the VM stops, each must run once more to
+ * leave. A thread that is not the holder then competes on that CPU with
+ * whichever thread now holds it, another VM's in a shared domain, and the
+ * host scheduler was seen to leave it waiting there for 11 s to over 2 min
+ * (a wakebench VM beside a 4-vCPU hog VM, one domain on host CPU 0 of two:
+ * its vcpu0 runnable, its run time not moving, the hog's holder running).
+ * lagvisor waited 5 s for it, gave up, and the process could not end until
+ * that thread had run. Widened to the CPUs lagvisor started with, a
+ * stopping thread leaves on any of them.
+ */
+static void vm_unpin_vcpus(struct vm *vm)
+{
+	if (!vm->sched_on || !vm->start_cpus_ok)
+		return;
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		pid_t tid = __atomic_load_n(&vm->vcpus[i].tid, __ATOMIC_ACQUIRE);
+
+		if (vm->vcpus[i].started && tid &&
+		    sched_setaffinity(tid, sizeof(vm->start_cpus), &vm->start_cpus))
+			log_debug("vCPU %u: widening its host CPUs to leave: %s", i,
+				  strerror(errno));
+	}
+}
+
 /* Kick every vCPU out of KVM_RUN and join it, re-kicking until it leaves. */
 static void vm_join_vcpus(struct vm *vm)
 {
+	vm_unpin_vcpus(vm);
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
@@ -347,6 +375,7 @@ int vm_run(struct vm *vm)
 		log_error("installing the vCPU kick signal: %s", strerror(r));
 		return 1;
 	}
+	vm->start_cpus_ok = sched_getaffinity(0, sizeof(vm->start_cpus), &vm->start_cpus) == 0;
 	/* A guest writing to a closed pipe must not kill us: EPIPE instead. */
 	signal(SIGPIPE, SIG_IGN);
 	r = console_raw(&vm->console);

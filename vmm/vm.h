@@ -13,6 +13,7 @@
 #define LAGVISOR_VMM_VM_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -51,6 +52,8 @@ struct vm {
 	                                * move (HLT with IF=0, wait for SIPI) */
 	struct vcpu *vcpus;            /* cfg->nr_cpus entries */
 	bool leaked;                   /* a vCPU thread never stopped */
+	cpu_set_t start_cpus;          /* the host CPUs lagvisor started with */
+	bool start_cpus_ok;
 	/* A guest's reset request (port 0xcf9, the i8042), from its vCPU
 	 * thread: must not wait for that vCPU. NULL: the VM ends, as a
 	 * firecracker microVM does (lagvisor run); the QEMU front resets it

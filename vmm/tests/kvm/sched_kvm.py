@@ -55,6 +55,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -169,11 +170,56 @@ class Guest:
         try:
             self.status = self.p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            self.diagnose(f"still running after {timeout:.0f} s")
             self.kill(signal.SIGKILL)
             self.p.wait()
             self.status = None
         self.reader.join(timeout=5)
         return self.status
+
+    def diagnose(self, why):
+        """Log what a VM that will be killed was doing: each thread's state,
+        CPU time and kernel wait channel, its domain's stat, its last
+        output. A hang in CI leaves nothing else to read."""
+        log(f"[{self.tag}] {why}: pid {self.pid}, its threads:")
+        try:
+            tids = sorted(os.listdir(f"/proc/{self.pid}/task"), key=int)
+        except OSError:
+            tids = []
+        for tid in tids:
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
+                    text = f.read()
+                with open(f"/proc/{self.pid}/task/{tid}/wchan") as f:
+                    wchan = f.read().strip()
+            except OSError:
+                continue
+            comm = text[text.index("(") + 1:text.rindex(")")]
+            fields = text.rsplit(")", 1)[1].split()
+            log(f"[{self.tag}]   {tid} {comm}: state {fields[0]}, utime+stime "
+                f"{int(fields[11]) + int(fields[12])} ticks, cpu {fields[36]}, wchan {wchan}")
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stack") as f:
+                    for frame in f.read().split("\n")[:8]:
+                        if frame:
+                            log(f"[{self.tag}]     {frame}")
+            except OSError:
+                pass
+            if fields[0] != "Z" and shutil.which("gdb"):
+                # each live thread by itself: a zombie leader cannot be attached
+                r = subprocess.run(["gdb", "-p", tid, "-batch", "-ex", "bt 12"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=60)
+                for l in r.stdout.decode("utf-8", "replace").splitlines():
+                    if l.startswith("#"):
+                        log(f"[{self.tag}]     {l}")
+        if "--sched-domain" in self.p.args:
+            s = stat(self.p.args[self.p.args.index("--sched-domain") + 1])
+            log(f"[{self.tag}] its domain: {json.dumps(s)}")
+        lines = self.snapshot()
+        log(f"[{self.tag}] {len(lines)} output lines; the last at "
+            f"{time.monotonic() - lines[-1][0]:.1f} s ago" if lines else
+            f"[{self.tag}] no output")
 
     def kill(self, sig=signal.SIGTERM):
         try:
