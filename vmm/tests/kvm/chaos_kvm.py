@@ -43,8 +43,10 @@ NEIGHBOUR_P99_SLACK_US = 2000
 CHAOS_CPUS = 4
 # A vCPU thread left pinned to the domain's host CPU waited 11 s to over
 # 2 min there for the other VM's holder to let it leave (vmm/vm.c,
-# vm_unpin_vcpus); the wait, not a status, showed it.
-EXIT_S = 3.0
+# vm_unpin_vcpus), and lagvisor said "vCPU 0 did not stop" after 5 s. The
+# rest of a VM's teardown still waits for the kernel's per-CPU workers of
+# that CPU (an SRCU grace period), seen to take up to 4.9 s beside the hog.
+EXIT_S = 15.0
 KILL_GAP_S = 6.0
 TERM_S = 10.0
 WB_LINE = re.compile(r"wakebench: samples=(\d+) p50_ns=(\d+) .*?p99_ns=(\d+) .*?max_ns=(\d+)"
@@ -84,8 +86,10 @@ def wakebench_beside(name, make_other):
     ended = time.monotonic()
     summ = [t for t, l in w.snapshot() if sk.SUMMARY.match(l)]
     if summ and w.status is not None:
-        sk.check(ended - summ[-1] <= EXIT_S, f"{name}: lagvisor ended {ended - summ[-1]:.1f} s "
-                 f"after the guest's summary (<= {EXIT_S} s)")
+        stuck = [l for _, l in w.snapshot() if "did not stop" in l]
+        sk.check(not stuck and ended - summ[-1] <= EXIT_S,
+                 f"{name}: lagvisor ended {ended - summ[-1]:.1f} s after the guest's summary "
+                 f"(<= {EXIT_S} s), every vCPU stopped ({stuck[0] if stuck else 'yes'})")
     s = wakebench_stats(w)
     want = int(WAKE_RATE * WAKE_MS / 1000 * WAKE_MIN_RATE)
     sk.check(w.passed(), f"{name}: wakebench passed (exit status {w.status})")
