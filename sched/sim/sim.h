@@ -71,6 +71,9 @@ struct sim_params {
 	uint64_t ctxsw_ns;	/* handoff to another vCPU thread on a pCPU */
 	uint64_t flush_ns;	/* target side: flush start until the enqueue */
 	uint64_t wake_cost_ns;	/* waker's CPU time per wake it issues */
+	uint64_t round_cost_ns;	/* a message vCPU's CPU per round besides its
+				 * sends: its timer's re-arm and the VMM's
+				 * per-round work, after its last send */
 	uint64_t balance_ns;	/* periodic sched_balance per pCPU, 0 = off */
 	unsigned cost_jitter_pct;	/* each host cost varies uniformly by +-this % */
 	uint64_t check_every;	/* run sched_domain_check every N events, 0 = at end */
@@ -120,9 +123,11 @@ struct sim_vcpu {
 	uint64_t run_ns, sleep_ns, period_ns;	/* MSG with period_ns: absolute rounds */
 	unsigned jitter_pct;	/* run/sleep lengths vary by +-this % (default 10) */
 	uint64_t seg_left_ns;	/* CPU work left in the current segment */
+	uint64_t seg_start_ns;	/* its first guest instant, UINT64_MAX before */
 	unsigned msg_next;	/* SIM_WL_MSG: next worker index to wake */
 	unsigned nr_workers;	/* SIM_WL_MSG: its workers */
 	unsigned worker0;	/* SIM_WL_MSG: vCPU id of its first worker */
+	bool msg_tail_done;	/* SIM_WL_MSG: this round's round_cost_ns ran */
 
 	/* measurement */
 	uint64_t wake_ns;	/* when the pending wake was issued */

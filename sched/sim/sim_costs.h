@@ -12,7 +12,7 @@
 #include "sim.h"
 
 struct sim_costs {
-	uint64_t exit_ns, kick_ns, wake_ns, ctxsw_ns, flush_ns, wake_cost_ns;
+	uint64_t exit_ns, kick_ns, wake_ns, ctxsw_ns, flush_ns, wake_cost_ns, round_cost_ns;
 };
 
 struct sim_cost_set {

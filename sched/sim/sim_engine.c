@@ -255,6 +255,8 @@ static void enter_guest(struct sim *s, struct sim_pcpu *pc)
 	}
 	pc->phase = SIM_P_GUEST;
 	pc->guest_since_ns = s->now;
+	if (v->seg_start_ns == UINT64_MAX)
+		v->seg_start_ns = s->now;
 	record_latency(s, v);
 	if (!v->first_run_ns)
 		v->first_run_ns = s->now;
@@ -328,6 +330,7 @@ void sim_wake_stamped(struct sim *s, struct sim_vcpu *v, int waker, enum sim_lat
 	v->lat_kind = kind;
 	v->gen++;	/* cancels its own timer */
 	v->seg_left_ns = sim_workload_begin(s, v);
+	v->seg_start_ns = UINT64_MAX;
 	sim_sched_wake(s, v, waker);
 }
 
@@ -375,6 +378,7 @@ static void on_seg_end(struct sim *s, struct sim_vcpu *v)
 	next = sim_workload_step(s, v, &wake_at, &dead);
 	if (next) {
 		v->seg_left_ns = next;
+		v->seg_start_ns = UINT64_MAX;
 		enter_guest(s, pc);
 		return;
 	}
@@ -393,6 +397,7 @@ static void on_halt(struct sim *s, struct sim_pcpu *pc)
 		v->wake_pending = false;
 		v->state = SIM_V_RUNNING;
 		v->seg_left_ns = sim_workload_begin(s, v);
+		v->seg_start_ns = UINT64_MAX;
 		enter_guest(s, pc);
 		return;
 	}

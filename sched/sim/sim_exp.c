@@ -86,7 +86,8 @@ uint64_t sim_exp_scaled(const struct sim_result *r, uint64_t ns)
 
 const char *const sim_set_names[] = {
 	/* sim_params, in ns */
-	"exit_ns", "kick_ns", "wake_ns", "ctxsw_ns", "flush_ns", "wake_cost_ns", "slice_ns",
+	"exit_ns", "kick_ns", "wake_ns", "ctxsw_ns", "flush_ns", "wake_cost_ns", "round_cost_ns",
+	"slice_ns",
 	"balance_ns", "cost_jitter_pct", "check_every", "trace_until_ns",
 	/* workload knobs, read by the experiments that have them */
 	"work_ns", "msg_sleep_ns", "pcpus", "workers", "msgs",
@@ -124,6 +125,7 @@ void sim_exp_params(const struct sim_result *r, unsigned vi, struct sim_params *
 	p->ctxsw_ns = sim_opt(r, "ctxsw_ns", p->ctxsw_ns);
 	p->flush_ns = sim_opt(r, "flush_ns", p->flush_ns);
 	p->wake_cost_ns = sim_opt(r, "wake_cost_ns", p->wake_cost_ns);
+	p->round_cost_ns = sim_opt(r, "round_cost_ns", p->round_cost_ns);
 	p->slice_ns = sim_opt(r, "slice_ns", p->slice_ns);
 	p->balance_ns = sim_opt(r, "balance_ns", p->balance_ns);
 	p->cost_jitter_pct = (unsigned)sim_opt(r, "cost_jitter_pct", p->cost_jitter_pct);

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"                    [--md FILE] [--summary]\n"
 		"       lagvisor-sim --vs-host [--costs NAME] [--sizes LIST] [--ratios LIST]\n"
 		"       lagvisor-sim --calibrate [--costs NAME] [--measured C:K:P50:P99]...\n"
-		"                    [--tolerance PCT]\n"
+		"                    [--tolerance PCT] [--lat-slice US]\n"
 		"       lagvisor-sim --model-check [--sis-scan N]\n"
 		"       lagvisor-sim --selftest | --list\n"
 		"  --exp ID           experiment 000..004 (default all)\n"
@@ -33,6 +33,7 @@ static void usage(FILE *f)
 		"  --sched-feature L  extra sched feature list for every variant\n"
 		"  --set NAME=VALUE   override a host cost or workload knob (ns, counts):\n"
 		"                     exit_ns kick_ns wake_ns ctxsw_ns flush_ns wake_cost_ns\n"
+		"                     round_cost_ns\n"
 		"                     slice_ns balance_ns cost_jitter_pct check_every\n"
 		"                     trace_until_ns (library trace to stderr until then)\n"
 		"                     work_ns msg_sleep_ns pcpus workers msgs\n"
@@ -51,8 +52,11 @@ static void usage(FILE *f)
 		"  --calibrate        bench-tail's workload at 2 pCPUs against measured\n"
 		"                     numbers; exit 1 if one is off by more than --tolerance\n"
 		"  --measured C:K:P50:P99  a measurement: C host or eevdf, level K, p50 and\n"
-		"                     p99 in us (default: the issue's 2:1 numbers)\n"
+		"                     p99 in us (default: bench-tail here, December 2026)\n"
 		"  --tolerance PCT    calibration tolerance (default 30)\n"
+		"  --lat-slice US     lagvisor's slice for the latency VMs, 0 = the base\n"
+		"                     slice (--vs-host default 100, --latency low;\n"
+		"                     --calibrate default 0, bench-tail's --slice base)\n"
 		"  --host-feature L   change the host model's flags (what-if only)\n"
 		"  --model-check      the host model set up as lagvisor must reproduce it\n"
 		"                     exactly (--sis-scan N: a bounded scan, must differ)\n");
@@ -256,13 +260,16 @@ static int parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, u
 }
 
 /*
- * bench-tail's last 2:1 measurement on this host (issue 18): host-A p50
- * 56 us p99 165 us; eevdf (old lagvisor defaults) p50 183 us p99 3457 us.
+ * bench-tail on this host, December 2026 (native guests, --slice base,
+ * TSC-deadline timers, PV EOI, 5 reps, work 50 us; pooled host-A and
+ * eevdf p50 / p99 in us, sched/README.md section 7.1's "+ PV EOI" rows).
  */
 static void default_measured(struct sim_fleet_opts *fo)
 {
-	sim_fleet_add_measured(fo, "host:2:56:165");
-	sim_fleet_add_measured(fo, "eevdf:2:183:3457");
+	sim_fleet_add_measured(fo, "host:2:150.5:1187.8");
+	sim_fleet_add_measured(fo, "eevdf:2:407.6:2506.8");
+	sim_fleet_add_measured(fo, "host:3:166.9:4112.4");
+	sim_fleet_add_measured(fo, "eevdf:3:440.3:3162.1");
 }
 
 static int run_one(const struct sim_experiment *e, const struct sim_opts *o,
@@ -307,6 +314,7 @@ int main(int argc, char **argv)
 		{ "host-feature", required_argument, NULL, 'H' },
 		{ "model-check", no_argument, NULL, 'K' },
 		{ "sis-scan", required_argument, NULL, 'i' },
+		{ "lat-slice", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -314,6 +322,7 @@ int main(int argc, char **argv)
 	const char *exp = "all", *plot_dir = NULL, *md_path = NULL;
 	bool check = false, summary = false, expect_fail = false;
 	int c, rc = 0, fleet_mode = 0;
+	bool lat_slice_set = false;
 	struct sim_fleet_opts fo;
 
 	sim_fleet_opts_default(&fo);
@@ -437,6 +446,19 @@ int main(int argc, char **argv)
 			fo.tolerance = t / 100.0;
 			break;
 		}
+		case 'L': {
+			char *end;
+			double us = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(us >= 0 && us <= 1e6)) {
+				fprintf(stderr, "lagvisor-sim: bad --lat-slice '%s' (us, 0 = base)\n",
+					optarg);
+				return 2;
+			}
+			fo.lat_slice_ns = (uint64_t)(us * (double)SIM_NS_PER_US);
+			lat_slice_set = true;
+			break;
+		}
 		case 'H':
 			fo.host_features = optarg;
 			break;
@@ -486,6 +508,10 @@ int main(int argc, char **argv)
 		fo.features = o.features;
 		if (fleet_mode == 'C' && !fo.nr_measured)
 			default_measured(&fo);
+		/* bench-tail's --slice default (base) since b63ac49; a 100 us
+		 * slice expires mid-round on the PVM host (sched/README 7.1). */
+		if (fleet_mode == 'C' && !lat_slice_set)
+			fo.lat_slice_ns = 0;
 		rc = fleet_mode == 'V' ? sim_fleet_vs_host(stdout, &fo) :
 		     fleet_mode == 'C' ? sim_fleet_calibrate(stdout, &fo) :
 					 sim_fleet_model_check(stdout, &fo);

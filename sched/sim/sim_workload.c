@@ -44,6 +44,7 @@ uint64_t sim_workload_begin(struct sim *s, struct sim_vcpu *v)
 		 * write exit and the futex/IPI work); a round with nobody
 		 * waiting is a short look at the list. */
 		v->msg_next = 0;
+		v->msg_tail_done = false;
 		return msg_next_worker(s, v) ? s->p.wake_cost_ns : s->p.wake_cost_ns / 2 + 1;
 	}
 	return 1;
@@ -78,15 +79,27 @@ uint64_t sim_workload_step(struct sim *s, struct sim_vcpu *v, uint64_t *wake_at,
 
 		if (w) {
 			/* wakebench stamps the TSC before its ICR write, so
-			 * there the sample holds the send's exit as well. */
+			 * there the sample holds the send's exit as well, and
+			 * any wait of the message vCPU preempted mid-send (a
+			 * slice shorter than its round): the stamp is the
+			 * send segment's first guest instant. */
 			uint64_t stamp = s->now;
 
-			if (s->p.lat_from_stamp && stamp >= s->p.wake_cost_ns)
-				stamp -= s->p.wake_cost_ns;
+			if (s->p.lat_from_stamp && v->seg_start_ns <= stamp)
+				stamp = v->seg_start_ns;
 			v->msg_next++;
 			sim_wake_stamped(s, w, v->pcpu, SIM_LAT_WAKE, stamp);
 			if (msg_next_worker(s, v))
 				return s->p.wake_cost_ns;
+		}
+		/* The rest of the round, once, between the last send and the
+		 * halt: wakebench arms its next TSC deadline there (an exit),
+		 * and with lagvisor's irqchip the VMM's per-round work lands
+		 * in the same stretch. A worker handed this pCPU at the halt
+		 * (IPI_HANDOFF) waits for it. */
+		if (s->p.round_cost_ns && !v->msg_tail_done) {
+			v->msg_tail_done = true;
+			return s->p.round_cost_ns;
 		}
 		if (v->period_ns) {
 			/* wakebench's rounds: a LAPIC one-shot at the next
