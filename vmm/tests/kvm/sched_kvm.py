@@ -121,6 +121,21 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+def live_threads(pid):
+    """(tid, comm, stat fields, kernel wait channel) of each thread of pid
+    still there: what a hang report shows of a VM."""
+    for tid in lv.thread_ids(pid):
+        st = lv.task_stat(pid, tid)
+        if st is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        yield tid, st[0], st[1], wchan
+
+
 class Guest:
     """One lagvisor VM; its output lines are kept with host arrival times."""
 
@@ -175,16 +190,7 @@ class Guest:
         CPU time and kernel wait channel, its domain's stat, its last
         output. A hang in CI leaves nothing else to read."""
         log(f"[{self.tag}] {why}: pid {self.pid}, its threads:")
-        for tid in lv.thread_ids(self.pid):
-            st = lv.task_stat(self.pid, tid)
-            if st is None:
-                continue
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/wchan") as f:
-                    wchan = f.read().strip()
-            except OSError:
-                continue
-            comm, fields = st
+        for tid, comm, fields, wchan in live_threads(self.pid):
             log(f"[{self.tag}]   {tid} {comm}: state {fields[0]}, utime+stime "
                 f"{lv.ticks(fields)} ticks, cpu {fields[36]}, wchan {wchan}")
             try:
@@ -498,17 +504,9 @@ def describe_hang(g, dom):
             if v["pid"] == g.pid:
                 log(f"  vCPU {v['vcpu']}: run {v['run_ns'] / 1e6:.0f} ms, wakeups "
                     f"{v['wakeups']}, blocks {v['blocks']}, preemptions {v['preemptions']}")
-    for tid in lv.thread_ids(g.pid):
-        st = lv.task_stat(g.pid, tid)
-        if st is None:
-            continue
-        try:
-            with open(f"/proc/{g.pid}/task/{tid}/wchan") as f:
-                wchan = f.read()
-        except OSError:
-            continue
-        log(f"  thread {tid} ({st[0]}): state {st[1][0]}, wchan {wchan or '-'}, "
-            f"cpu {lv.ticks(st[1])} ticks")
+    for tid, comm, fields, wchan in live_threads(g.pid):
+        log(f"  thread {tid} ({comm}): state {fields[0]}, wchan {wchan or '-'}, "
+            f"cpu {lv.ticks(fields)} ticks")
 
 
 def test_wakeups():
