@@ -18,8 +18,9 @@ import shutil
 import subprocess
 import sys
 
-WB_LINE = re.compile(r"^wakebench: (.*)$")
-HOG_PROGRESS = re.compile(r"^hog: t=(\d+) ms total=(\d+) loops \((\d+) loops/s\)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lagvisor as lv  # noqa: E402  (the guests' output parsers)
+
 WB_PASS = 85          # (0x2a << 1) | 1: wakebench's own checks passed
 FAIR_TOLERANCE = 0.05
 
@@ -36,31 +37,16 @@ def read_meta(path):
 
 def read_wakebench(path):
     """The machine-readable wakebench: line as a dict of ints, or None."""
-    try:
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = WB_LINE.match(line.strip())
-                if m:
-                    return {k: int(v) for k, v in
-                            (kv.split("=", 1) for kv in m.group(1).split())
-                            if v.isdigit()}
-    except OSError:
-        pass
-    return None
+    return lv.wakebench_summary(lv.read_lines(path))
 
 
 def read_hog_rate(path):
     """Mean loops/s of the noisy VM over its progress lines, the first one
     (boot and start-up inside it) left out; None without two lines."""
-    rates = []
-    try:
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = HOG_PROGRESS.match(line.strip())
-                if m:
-                    rates.append(int(m.group(3)))
-    except OSError:
+    lines = lv.read_lines(path)
+    if lines is None:
         return None
+    rates = [h["rate"] for h in map(lv.hog_line, lines) if h and h["rate"] is not None]
     rates = rates[1:]
     return sum(rates) / len(rates) if rates else None
 

@@ -19,6 +19,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lagvisor as lv  # noqa: E402  (the guests' output parsers)
+
 PASS_STATUS = 85           # guest-tests/lib/exit.h: GUEST_EXIT_PASS
 TERM_STATUS = 128 + 15     # a hog VM stopped with SIGTERM
 
@@ -262,7 +265,8 @@ class Report:
         for v in ("early-clear", "default"):
             self.check_rc(f"002-{v}", PASS_STATUS)
             res[v] = (self.wake_latencies(v),
-                      read_kv_line(os.path.join(self.raw, f"002-{v}.log"), "wakebench:") or {})
+                      lv.wakebench_summary(lv.read_lines(os.path.join(self.raw, f"002-{v}.log")))
+                      or {})
             lats, kv = res[v]
             self.notes.append(
                 f"- 002 {v}: {len(lats)} worker wakeups in the trace (p50 {fmt_us(pct(lats, 50))}, "
@@ -377,14 +381,9 @@ class Report:
         really spin (natively millions, in KVM's emulator about a thousand)."""
         rates = []
         for path in sorted(glob.glob(os.path.join(self.raw, "*.log"))):
-            last = None
-            with open(path, errors="replace") as f:
-                for line in f:
-                    m = re.match(r"^hog: t=(\d+) ms total=(\d+) loops", line)
-                    if m and int(m.group(1)) > 0:
-                        last = m
-            if last:
-                rates.append(int(last.group(2)) * 1000 / int(last.group(1)))
+            rate = lv.hog_loops_per_s(lv.read_lines(path))
+            if rate is not None:
+                rates.append(rate)
         if not rates:
             return "Hog VMs: no progress lines recorded."
         rates.sort()

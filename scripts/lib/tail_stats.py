@@ -63,17 +63,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchvm  # noqa: E402  (the single-run parsers and the fairness check)
-
-# The Linux wakebench (the threads baseline) also starts a line with
-# "wakebench: " (its parameters); benchvm.read_wakebench must take only
-# the machine-readable one, which both wakebenches begin with samples=.
-benchvm.WB_LINE = re.compile(r"^wakebench: (samples=.*)$")
+import lagvisor as lv  # noqa: E402  (the guests' output parsers)
 
 PCTS = (("p50", 500), ("p99", 990), ("p999", 999))
 PCT_NAME = {"p50": "p50", "p99": "p99", "p999": "p99.9"}
 MIN_SAMPLES = 5000
 THREADS_PASS = 0      # the Linux wakebench exits 0 when its checks pass
-HIST_LINE = re.compile(r"^wakebench-hist:((?: \d+:\d+)+)\s*$")
 # The order of rows and of plot colours; anything else sorts after these.
 CONFIG_ORDER = ["host-A", "host-B", "host-tuned", "host-user", "qemu", "threads", "eevdf"]
 BASELINES = ["host-A", "host-tuned", "host-user", "qemu", "threads"]
@@ -100,18 +95,7 @@ def read_hist(path):
     """The wakebench-hist: lines of a console log as a sorted list of
     (value_ns, count), or None when the log has none (an older guest, or
     the host-threads wakebench)."""
-    hist = {}
-    try:
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = HIST_LINE.match(line.strip())
-                if m:
-                    for pair in m.group(1).split():
-                        v, c = pair.split(":")
-                        hist[int(v)] = hist.get(int(v), 0) + int(c)
-    except OSError:
-        return None
-    return sorted(hist.items()) if hist else None
+    return lv.wakebench_hist(lv.read_lines(path))
 
 
 def hist_percentiles(hist, lo, hi, permilles):
@@ -597,21 +581,9 @@ def plot_cdf(groups, out, title):
     return f"gnuplot failed: {p.stderr.strip()}" if p.returncode else None
 
 
-HOG_LINE = re.compile(r"^hog: t=(\d+) ms total=(\d+) loops")
-
-
 def hog_loops_per_s(path):
     """The hog guest's loops per second over its run (its last progress line)."""
-    last = None
-    try:
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = HOG_LINE.match(line)
-                if m and int(m.group(1)) > 0:
-                    last = m
-    except OSError:
-        return None
-    return int(last.group(2)) * 1000 / int(last.group(1)) if last else None
+    return lv.hog_loops_per_s(lv.read_lines(path))
 
 
 def mean(xs):

@@ -26,7 +26,6 @@ helpers (Guest, check, stat, ...) are sched_kvm.py's.
 """
 import argparse
 import os
-import re
 import signal
 import sys
 import time
@@ -49,18 +48,15 @@ CHAOS_CPUS = 4
 EXIT_S = 15.0
 KILL_GAP_S = 6.0
 TERM_S = 10.0
-WB_LINE = re.compile(r"wakebench: samples=(\d+) p50_ns=(\d+) .*?p99_ns=(\d+) .*?max_ns=(\d+)"
-                     r".*? busy=(\d+)")
+WB_KEYS = ("samples", "p50_ns", "p99_ns", "max_ns", "busy")
 
 
 def wakebench_stats(g):
-    for _, line in reversed(g.snapshot()):
-        m = WB_LINE.search(line)
-        if m:
-            return {"samples": int(m.group(1)), "p50": int(m.group(2)) / 1000,
-                    "p99": int(m.group(3)) / 1000, "max": int(m.group(4)) / 1000,
-                    "busy": int(m.group(5))}
-    return None
+    wb = sk.lv.wakebench_summary([l for _, l in g.snapshot()])
+    if not wb or not all(k in wb for k in WB_KEYS):
+        return None
+    return {"samples": wb["samples"], "p50": wb["p50_ns"] / 1000, "p99": wb["p99_ns"] / 1000,
+            "max": wb["max_ns"] / 1000, "busy": wb["busy"]}
 
 
 def chaos(tag, extra, duration_ms):

@@ -63,9 +63,11 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts", "lib"))
+import lagvisor as lv  # noqa: E402  (the scripts' guest launcher)
+
 SKIP = 77
-SUMMARY = re.compile(r"^SUMMARY: (\d+) tests, (\d+) failed, (\d+) skipped\s*$")
-HOG_LINE = re.compile(r"^hog: t=(\d+) ms total=(\d+) loops .*?((?: cpu\d+=\d+)+)\s*$")
+SUMMARY = lv.SUMMARY
 
 FAIR_SLICE = "20ms"     # see test_fairness
 FAIR_REPORT_MS = 2000
@@ -119,11 +121,19 @@ def skip(reason):
     sys.exit(SKIP)
 
 
-def pass_status():
-    """The guest's pass exit status, from guest-tests/lib/exit.h (as run-guest)."""
-    path = os.path.join(HERE, "..", "..", "..", "guest-tests", "lib", "exit.h")
-    m = re.search(r"#define GUEST_EXIT_PASS\s+(0x[0-9a-fA-F]+|\d+)", open(path).read())
-    return ((int(m.group(1), 0) << 1) | 1) & 0xff
+def live_threads(pid):
+    """(tid, comm, stat fields, kernel wait channel) of each thread of pid
+    still there: what a hang report shows of a VM."""
+    for tid in lv.thread_ids(pid):
+        st = lv.task_stat(pid, tid)
+        if st is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        yield tid, st[0], st[1], wchan
 
 
 class Guest:
@@ -136,10 +146,8 @@ class Guest:
         self.lock = threading.Lock()
         if tsc_khz or TSC_KHZ:
             cmdline = cmdline + [f"tsc_khz={tsc_khz or TSC_KHZ}"]
-        cmd = [LAGVISOR, "run", "--kernel", os.path.join(ELF_DIR, elf + ".elf"),
-               "--cpus", str(cpus), "--memory", "32M", "--serial", "stdio"] + \
-            (["--strict-io"] if strict else []) + \
-            ["--cmdline", " ".join([f"cpus={cpus}"] + cmdline), "--sched", sched] + extra
+        cmd = lv.run_argv(LAGVISOR, os.path.join(ELF_DIR, elf + ".elf"), cpus, "32M", cmdline,
+                          sched=sched, strict_io=strict, extra=extra)
         log(f"[{tag}] {' '.join(cmd)}")
         pin = (lambda: os.sched_setaffinity(0, affinity)) if affinity else None
         self.p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -182,22 +190,9 @@ class Guest:
         CPU time and kernel wait channel, its domain's stat, its last
         output. A hang in CI leaves nothing else to read."""
         log(f"[{self.tag}] {why}: pid {self.pid}, its threads:")
-        try:
-            tids = sorted(os.listdir(f"/proc/{self.pid}/task"), key=int)
-        except OSError:
-            tids = []
-        for tid in tids:
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
-                    text = f.read()
-                with open(f"/proc/{self.pid}/task/{tid}/wchan") as f:
-                    wchan = f.read().strip()
-            except OSError:
-                continue
-            comm = text[text.index("(") + 1:text.rindex(")")]
-            fields = text.rsplit(")", 1)[1].split()
+        for tid, comm, fields, wchan in live_threads(self.pid):
             log(f"[{self.tag}]   {tid} {comm}: state {fields[0]}, utime+stime "
-                f"{int(fields[11]) + int(fields[12])} ticks, cpu {fields[36]}, wchan {wchan}")
+                f"{lv.ticks(fields)} ticks, cpu {fields[36]}, wchan {wchan}")
             try:
                 with open(f"/proc/{self.pid}/task/{tid}/stack") as f:
                     for frame in f.read().split("\n")[:8]:
@@ -228,17 +223,15 @@ class Guest:
             pass
 
     def passed(self):
-        summ = [m for m in (SUMMARY.match(l) for _, l in self.snapshot()) if m]
-        return (self.status == PASS and len(summ) == 1 and int(summ[0].group(2)) == 0
-                and int(summ[0].group(1)) > 0)
+        return lv.guest_passed(self.status, [l for _, l in self.snapshot()], PASS)
 
     def hog_progress(self):
         """[(host time, [loops of vCPU 0..n-1])] from hog progress lines."""
         out = []
         for t, l in self.snapshot():
-            m = HOG_LINE.match(l)
-            if m:
-                out.append((t, [int(x.split("=")[1]) for x in m.group(3).split()]))
+            h = lv.hog_line(l)
+            if h and h["cpus"]:
+                out.append((t, h["cpus"]))
         return out
 
     def wait_for(self, pred, timeout):
@@ -270,7 +263,7 @@ def prepare(lagvisor, elf_dir, elfs):
         if not os.path.exists(os.path.join(ELF_DIR, elf + ".elf")):
             log(f"FAIL: guest image {ELF_DIR}/{elf}.elf not built")
             return 1
-    PASS = pass_status()
+    PASS = lv.guest_exit_codes()["PASS"]
     return None
 
 
@@ -301,28 +294,6 @@ def stat(dom):
     except (ValueError, IndexError):
         log(f"lagvisor stat: not JSON: {text.strip()[:300]}")
         return None
-
-
-def cpu_ticks(pid):
-    """utime + stime of every thread of pid, in clock ticks."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def thread_ticks(pid):
-    """{tid/comm: utime + stime} for each thread of pid."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        comm = text[text.index("(") + 1:text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        out[f"{tid}/{comm}"] = int(fields[11]) + int(fields[12])
-    return out
 
 
 def interp(progress, t):
@@ -367,28 +338,18 @@ def has_progress(n):
 
 
 def calibrate_tsc():
-    """The guests' TSC rate, measured once by a lone 1-vCPU guest.
-
-    guest-tests/lib/lapic.c times the TSC against the LAPIC timer with
-    c0 = read(TMCCT) before t0 = rdtsc(): a vCPU descheduled between the two
-    (an MMIO exit is a scheduling point under --irqchip user) measures a rate
-    off by up to 100x, and hog/wakebench then time everything with it. A
-    guest alone on the host CPUs is not preempted there; the others get its
-    rate as tsc_khz=.
-    """
+    """The guests' TSC rate, measured once by lone 1-vCPU guests
+    (lagvisor.calibrate_tsc says why), in TSC_KHZ."""
     global TSC_KHZ
-    rates = []
-    for i in range(3):
+
+    def lone(i):
         g = Guest(f"cal{i}", "hog", 1, ["hog.duration_ms=1"], [], sched="host")
         g.wait(120)
-        m = next((m for m in (re.search(r"TSC (\d+) kHz from", l) for _, l in g.snapshot())
-                  if m), None)
-        if g.passed() and m:
-            rates.append(int(m.group(1)))
-    # even a lone vCPU is descheduled by the host now and then (nested
-    # KVM on a loaded host): the median of three
-    if check(len(rates) == 3, f"three lone guests measured the TSC rate: {rates} kHz"):
-        TSC_KHZ = sorted(rates)[1]
+        return g.passed(), [l for _, l in g.snapshot()]
+
+    rates, khz = lv.calibrate_tsc(lone)
+    if check(khz is not None, f"three lone guests measured the TSC rate: {rates} kHz"):
+        TSC_KHZ = khz
         log(f"guests get tsc_khz={TSC_KHZ}")
 
 
@@ -543,17 +504,9 @@ def describe_hang(g, dom):
             if v["pid"] == g.pid:
                 log(f"  vCPU {v['vcpu']}: run {v['run_ns'] / 1e6:.0f} ms, wakeups "
                     f"{v['wakeups']}, blocks {v['blocks']}, preemptions {v['preemptions']}")
-    for tid in sorted(os.listdir(f"/proc/{g.pid}/task")):
-        try:
-            with open(f"/proc/{g.pid}/task/{tid}/stat") as f:
-                text = f.read()
-            with open(f"/proc/{g.pid}/task/{tid}/wchan") as f:
-                wchan = f.read()
-        except OSError:
-            continue
-        fields = text.rsplit(")", 1)[1].split()
-        log(f"  thread {tid} ({text[text.index('(') + 1:text.rindex(')')]}): state "
-            f"{fields[0]}, wchan {wchan or '-'}, cpu {int(fields[11]) + int(fields[12])} ticks")
+    for tid, comm, fields, wchan in live_threads(g.pid):
+        log(f"  thread {tid} ({comm}): state {fields[0]}, wchan {wchan or '-'}, "
+            f"cpu {lv.ticks(fields)} ticks")
 
 
 def test_wakeups():
@@ -571,7 +524,7 @@ def test_wakeups():
     while g.running() and time.monotonic() - t < WAKE_MS / 1000 + WAKE_SLACK_S:
         time.sleep(2)
         try:
-            ticks = cpu_ticks(g.pid)
+            ticks = lv.process_ticks(g.pid)
         except OSError:
             break
         if ticks != last:
@@ -602,7 +555,8 @@ def last_number(g, pattern):
 
 def wakebench_requests(g):
     """Wakeups the guest recorded: its "wakebench: samples=N" line (0 if none)."""
-    return last_number(g, r"wakebench: samples=(\d+)")
+    wb = lv.wakebench_summary([l for _, l in g.snapshot()])
+    return wb.get("samples", 0) if wb else 0
 
 
 def test_idle():
@@ -617,9 +571,9 @@ def test_idle():
                  "wakebench started its rounds"):
         return
     time.sleep(2)
-    s0, c0, th0, t0 = stat(dom), cpu_ticks(g.pid), thread_ticks(g.pid), time.monotonic()
+    s0, c0, th0, t0 = stat(dom), lv.process_ticks(g.pid), lv.thread_ticks(g.pid), time.monotonic()
     time.sleep(IDLE_WINDOW_S)
-    s1, c1, th1, t1 = stat(dom), cpu_ticks(g.pid), thread_ticks(g.pid), time.monotonic()
+    s1, c1, th1, t1 = stat(dom), lv.process_ticks(g.pid), lv.thread_ticks(g.pid), time.monotonic()
     hz = os.sysconf("SC_CLK_TCK")
     log("CPU ms per thread in the window: " + ", ".join(
         f"{k}: {(v - th0.get(k, 0)) * 1000 / hz:.0f}" for k, v in sorted(th1.items())))

@@ -34,16 +34,8 @@ LATE_MAX_MS = 50
 
 def vcpu_run_delay_ns(pid, name="vcpu0"):
     """The host run-queue wait of pid's thread `name` (schedstat field 2)."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() != name:
-                    continue
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                return int(f.read().split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    return None
+    st = sk.lv.thread_schedstat(pid, name)
+    return st[1] if st else None
 
 
 def vcpu_wait_ns(dom, pid):
